@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+
+import authPlugin from './auth/plugin.js';
+import type { TokenVerifier } from './auth/verifier.js';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import databasePlugin from './db/plugin.js';
+import errorHandler from './http/error-handler.js';
+import healthRoutes from './http/health-routes.js';
+import openapi from './http/openapi.js';
+import toolRoutes from './tools/routes.js';
+import { ToolService } from './tools/service.js';
+import { VERSION } from './version.js';
+
+/** What the app needs from the outside world; the caller opens and migrates the database. */
+export interface AppDependencies {
+  config: Config;
+  database: Database;
+  /** Close the database when the app closes (the server does; tests sharing one do not). */
+  ownsDatabase: boolean;
+  verify: TokenVerifier;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Fastify options shared by the server and the tests (the server adds its logger). */
+export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): FastifyServerOptions {
+  return {
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    bodyLimit: config.limits.bodyBytes,
+    // Honour a caller's x-request-id only when it is a sane token; otherwise mint one.
+    requestIdHeader: false,
+    genReqId: (request: IncomingMessage) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    return503OnClosing: true,
+    requestTimeout: 30_000,
+    routerOptions: { maxParamLength: 256, ignoreTrailingSlash: true },
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
+  };
+}
+
+/** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
+export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify(fastifyOptions(deps.config, logger));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errorHandler);
+  await app.register(openapi, { version: VERSION });
+  await app.register(databasePlugin, { database: deps.database, owned: deps.ownsDatabase });
+  await app.register(authPlugin, { verify: deps.verify });
+
+  const tools = new ToolService(deps.database.db);
+
+  await app.register(healthRoutes, {});
+  await app.register(async (api) => {
+    api.addHook('onRequest', api.authenticate);
+    await api.register(toolRoutes, { tools, limits: deps.config.limits });
+  });
+  return app;
+}

@@ -1,0 +1,22 @@
+import { and, desc, eq, lt } from 'drizzle-orm';
+
+import type { Executor } from '../db/client.js';
+import { auditLog } from '../db/schema.js';
+
+export type AuditEntry = typeof auditLog.$inferInsert;
+export type AuditRow = typeof auditLog.$inferSelect;
+
+/** Appends one audit record (in the caller's transaction when given one). */
+export async function appendAudit(executor: Executor, entry: AuditEntry): Promise<void> {
+  await executor.insert(auditLog).values(entry);
+}
+
+/** A tenant's audit records, newest first, keyset-paginated by id. */
+export async function listAudit(executor: Executor, tenantId: string, limit: number, beforeId?: number): Promise<AuditRow[]> {
+  return executor
+    .select()
+    .from(auditLog)
+    .where(and(eq(auditLog.tenantId, tenantId), beforeId === undefined ? undefined : lt(auditLog.id, beforeId)))
+    .orderBy(desc(auditLog.id))
+    .limit(limit);
+}

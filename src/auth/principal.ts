@@ -1,0 +1,18 @@
+/** Who is calling, as proven by a verified token: never taken from a body or query string. */
+export interface Principal {
+  tenant: string;
+  subject: string | null;
+  scopes: readonly string[];
+}
+
+export const PUBLISH_SCOPE = 'registry:publish';
+
+/** Publishers manage (and so see) every tool of their tenant. */
+export function isPublisher(principal: Principal): boolean {
+  return principal.scopes.includes(PUBLISH_SCOPE);
+}
+
+/** True when the caller holds every scope in `required`. */
+export function holdsAll(principal: Principal, required: readonly string[]): boolean {
+  return required.every((scope) => principal.scopes.includes(scope));
+}

@@ -1,0 +1,98 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
+
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import type { Principal } from './principal.js';
+
+/** Verifies a bearer token and returns the caller; throws a 401 AppError otherwise. */
+export type TokenVerifier = (token: string) => Promise<Principal>;
+
+const RSA_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+const EC_ALGS: Record<string, string> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
+
+/** Algorithms a public key may verify: derived from the key itself, never from the token. */
+export function algorithmsForKey(key: KeyObject): string[] {
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+    case 'rsa-pss':
+      return RSA_ALGS;
+    case 'ec': {
+      const alg = EC_ALGS[key.asymmetricKeyDetails?.namedCurve ?? ''];
+      if (!alg) throw new Error(`unsupported JWT_PUBLIC_KEY curve ${key.asymmetricKeyDetails?.namedCurve ?? 'unknown'}`);
+      return [alg];
+    }
+    case 'ed25519':
+      return ['EdDSA', 'Ed25519'];
+    default:
+      throw new Error(`unsupported JWT_PUBLIC_KEY type ${key.asymmetricKeyType ?? 'unknown'}`);
+  }
+}
+
+/** Tenant and scopes from verified claims; scopes may be a space-separated string or an array. */
+export function principalFromClaims(payload: JWTPayload, tenantClaim: string, scopeClaim: string): Principal {
+  const tenant = payload[tenantClaim];
+  if (typeof tenant !== 'string' || tenant.trim() === '') {
+    throw new AppError('unauthorized', `token has no '${tenantClaim}' claim naming the tenant`);
+  }
+  // The default claim name reads both conventions (OAuth `scope`, Azure-style `scp`).
+  const claims = scopeClaim === 'scope' ? ['scope', 'scp'] : [scopeClaim];
+  const scopes = new Set<string>();
+  for (const claim of claims) {
+    const value = payload[claim];
+    const list = typeof value === 'string' ? value.split(/\s+/) : Array.isArray(value) ? value : [];
+    for (const scope of list) if (typeof scope === 'string' && scope !== '') scopes.add(scope);
+  }
+  return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : null, scopes: [...scopes].sort() };
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'token expired';
+  if (error instanceof errors.JWTClaimValidationFailed) return `token claim '${error.claim}' is invalid: ${error.reason}`;
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'token algorithm is not allowed';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'token signature is invalid';
+  if (error instanceof errors.JWKSNoMatchingKey) return 'no key matches the token';
+  if (error instanceof errors.JOSEError) return 'token is invalid';
+  return 'token could not be verified';
+}
+
+/**
+ * Builds the verifier for the configured key: an HS256 secret, a PEM public key, or a JWKS URL
+ * (fetched lazily and cached by jose). The algorithm allow-list never includes `none`, and never
+ * HS* when an asymmetric key is configured (config rejects mixing them).
+ */
+export function createVerifier(jwt: Config['jwt']): TokenVerifier {
+  let key: Uint8Array | KeyObject | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (jwt.jwksUrl) {
+    key = createRemoteJWKSet(new URL(jwt.jwksUrl));
+    algorithms = [...RSA_ALGS, 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+  } else if (jwt.publicKey) {
+    const publicKey = createPublicKey(jwt.publicKey);
+    key = publicKey;
+    algorithms = algorithmsForKey(publicKey);
+  } else if (jwt.secret) {
+    key = new TextEncoder().encode(jwt.secret);
+    algorithms = ['HS256'];
+  } else {
+    throw new Error('no JWT verification key configured');
+  }
+  const options = {
+    algorithms,
+    issuer: jwt.issuer,
+    audience: jwt.audience,
+    clockTolerance: jwt.clockToleranceSeconds,
+    requiredClaims: ['exp'],
+  };
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      // Overloads differ by key kind; both paths run the same verification.
+      payload = typeof key === 'function' ? (await jwtVerify(token, key, options)).payload : (await jwtVerify(token, key, options)).payload;
+    } catch (error) {
+      throw new AppError('unauthorized', describeJoseError(error), [], { 'www-authenticate': 'Bearer error="invalid_token"' });
+    }
+    return principalFromClaims(payload, jwt.tenantClaim, jwt.scopeClaim);
+  };
+}

@@ -1,0 +1,52 @@
+import type { FastifyBaseLogger } from 'fastify';
+
+import { devSecret } from './auth/dev-secret.js';
+import { createVerifier, type TokenVerifier } from './auth/verifier.js';
+import { type Config, ConfigError } from './config.js';
+import { type Database, openPglite, openPostgres } from './db/client.js';
+import { migrate } from './db/migrate.js';
+
+/** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
+export function openDatabase(config: Config): Promise<Database> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openPglite(config.dataDir);
+}
+
+/** Opens and migrates the database, logging what was applied. */
+export async function openMigratedDatabase(config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<Database> {
+  const database = await openDatabase(config);
+  try {
+    const applied = await migrate(database);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+/**
+ * The JWT configuration in force. With no key configured, the embedded database runs in
+ * development mode with a secret kept in DATA_DIR; an external database refuses to start.
+ */
+export function resolveJwt(config: Config, createDevSecret: boolean): { jwt: Config['jwt']; developmentMode: boolean } {
+  const { jwt } = config;
+  if (jwt.secret || jwt.publicKey || jwt.jwksUrl) return { jwt, developmentMode: false };
+  if (config.databaseUrl) {
+    throw new ConfigError('DATABASE_URL is set but no JWT key is: set JWT_PUBLIC_KEY, JWKS_URL or JWT_SECRET');
+  }
+  const secret = devSecret(config.dataDir, createDevSecret);
+  if (!secret) throw new ConfigError(`no JWT key configured and no development secret in ${config.dataDir}; start the service once first`);
+  return { jwt: { ...jwt, secret }, developmentMode: true };
+}
+
+/** The token verifier for the server, logging loudly when it runs in development mode. */
+export function serverVerifier(config: Config, log: Pick<FastifyBaseLogger, 'warn'>): TokenVerifier {
+  const { jwt, developmentMode } = resolveJwt(config, true);
+  if (developmentMode) {
+    log.warn(
+      { dataDir: config.dataDir },
+      'DEVELOPMENT MODE: no JWT key configured; tokens are signed with a generated secret kept in DATA_DIR. Mint one with: npm run token -- --tenant acme --scope "registry:publish"',
+    );
+  }
+  return createVerifier(jwt);
+}

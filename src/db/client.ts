@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs';
+
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+
+import * as schema from './schema.js';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** Anything queries can run on: the database or an open transaction. */
+export type Executor = Db | Tx;
+
+/** Runs raw SQL (several statements allowed) and parameterized queries on one locked connection. */
+export interface MigrationSession {
+  exec(sqlText: string): Promise<void>;
+  query<T>(sqlText: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** One open database, whichever driver backs it. */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  /** Runs fn in one transaction holding the migration advisory lock (safe with many replicas). */
+  withMigrationLock<T>(fn: (session: MigrationSession) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// Arbitrary constant shared by every replica: pg_advisory_xact_lock key for migrations.
+const MIGRATION_LOCK_KEY = 7_346_215_001;
+
+/** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
+export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  try {
+    const { rows } = await pool.query<{ available: boolean }>(
+      "select exists (select 1 from pg_available_extensions where name = 'vector') as available",
+    );
+    if (!rows[0]?.available) {
+      throw new Error('the PostgreSQL server at DATABASE_URL lacks the pgvector extension ("vector"); use the pgvector/pgvector image or install pgvector');
+    }
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return {
+    kind: 'postgres',
+    db: drizzleNodePg({ client: pool, schema }) as unknown as Db,
+    async withMigrationLock(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+        const result = await fn({
+          exec: async (text) => void (await client.query(text)),
+          query: async (text, params) => (await client.query(text, params)).rows,
+        });
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    ping: async () => void (await pool.query('select 1')),
+    close: () => pool.end(),
+  };
+}
+
+/** Opens the embedded PGlite database in `dataDir` (`memory://` for an ephemeral one). */
+export async function openPglite(dataDir: string): Promise<Database> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create({ dataDir, extensions: { vector } });
+  return fromPglite(client);
+}
+
+/** Wraps an already open PGlite instance (tests clone one migrated database per file). */
+export function fromPglite(client: PGlite): Database {
+  return {
+    kind: 'pglite',
+    db: drizzlePglite({ client, schema }) as unknown as Db,
+    // PGlite is a single connection that serializes transactions, so the transaction is the lock.
+    withMigrationLock: (fn) =>
+      client.transaction((tx) =>
+        fn({
+          exec: async (text) => void (await tx.exec(text)),
+          query: async (text, params) => (await tx.query(text, params)).rows as never,
+        }),
+      ),
+    ping: async () => void (await client.query('select 1')),
+    close: () => client.close(),
+  };
+}
+
+/** Rows of a raw query, whichever driver ran it (both return `{ rows }`). */
+export async function rowsOf<T>(result: Promise<unknown> | unknown): Promise<T[]> {
+  return ((await result) as { rows: T[] }).rows;
+}

@@ -1,0 +1,97 @@
+import {
+  bigint,
+  boolean,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  real,
+  smallint,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * Drizzle mirror of migrations/*.sql. The SQL files are the source of truth for DDL (indexes,
+ * the generated tsvector, which no query here reads); this file gives queries their types.
+ */
+
+export const tools = pgTable('tools', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  tenantId: text('tenant_id').notNull(),
+  name: text('name').notNull(),
+  version: text('version').notNull(),
+  revision: integer('revision').notNull(),
+  status: text('status', { enum: ['active', 'retired'] }).notNull(),
+  summary: text('summary').notNull(),
+  description: text('description').notNull(),
+  notFor: text('not_for'),
+  aliases: text('aliases').array().notNull(),
+  examples: text('examples').array().notNull(),
+  tags: text('tags').array().notNull(),
+  category: text('category'),
+  requiredScopes: text('required_scopes').array().notNull(),
+  sensitivity: text('sensitivity', { enum: ['low', 'medium', 'high'] }).notNull(),
+  sideEffects: boolean('side_effects').notNull(),
+  document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+  contentHash: text('content_hash').notNull(),
+  tokenCosts: jsonb('token_costs').$type<Record<string, number>>().notNull(),
+  searchName: text('search_name').notNull(),
+  searchCard: text('search_card').notNull(),
+  searchBody: text('search_body').notNull(),
+  searchParams: text('search_params').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdBy: text('created_by'),
+  updatedBy: text('updated_by'),
+});
+
+export const toolVersions = pgTable(
+  'tool_versions',
+  {
+    toolId: bigint('tool_id', { mode: 'number' }).notNull(),
+    revision: integer('revision').notNull(),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+    contentHash: text('content_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdBy: text('created_by'),
+  },
+  (t) => [primaryKey({ columns: [t.toolId, t.revision] })],
+);
+
+export const auditLog = pgTable('audit_log', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  tenantId: text('tenant_id').notNull(),
+  at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  actor: text('actor'),
+  action: text('action').notNull(),
+  toolName: text('tool_name').notNull(),
+  toolVersion: text('tool_version'),
+  decision: text('decision'),
+  reasons: jsonb('reasons').$type<unknown[]>(),
+  discoveryId: uuid('discovery_id'),
+  details: jsonb('details').$type<Record<string, unknown>>(),
+});
+
+export const discoveryLog = pgTable('discovery_log', {
+  id: uuid('id').primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  subject: text('subject'),
+  at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  query: text('query').notNull(),
+  topK: smallint('top_k').notNull(),
+  format: text('format').notNull(),
+  filters: jsonb('filters').$type<Record<string, unknown>>(),
+  shortlist: jsonb('shortlist').$type<{ name: string; version: string; score: number }[]>().notNull(),
+  searchMode: text('search_mode').notNull(),
+  lowConfidence: boolean('low_confidence').notNull(),
+  topScore: real('top_score'),
+  withheld: integer('withheld').notNull(),
+  latencyMs: real('latency_ms').notNull(),
+});
+
+export type ToolRow = typeof tools.$inferSelect;

@@ -1,0 +1,32 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+
+import { databaseReadiness } from '../db/plugin.js';
+
+export interface HealthOptions {
+  /** Extra readiness checks (e.g. the embedder): name -> 'ok' | 'disabled' | a failure text. */
+  checks?: Record<string, () => string>;
+}
+
+const READY_VALUES = new Set(['ok', 'disabled']);
+
+/** Liveness and readiness: unauthenticated, for load balancers and orchestrators. */
+export default async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness', tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  const Readiness = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
+  app.get(
+    '/readyz',
+    { schema: { summary: 'Readiness: database reachable, migrations applied, embedder loaded', tags: ['operations'], response: { 200: Readiness, 503: Readiness } } },
+    async (_request, reply) => {
+      const checks: Record<string, string> = { ...(await databaseReadiness(app.database)) };
+      for (const [name, check] of Object.entries(options.checks ?? {})) checks[name] = check();
+      const ready = Object.values(checks).every((value) => READY_VALUES.has(value));
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+    },
+  );
+}

@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+
+/** Response schemas shared by routes: they document the API and drive fast serialization. */
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      details: Type.Array(Type.Object({ pointer: Type.String(), message: Type.String(), in: Type.Optional(Type.String()) })),
+      request_id: Type.String(),
+    }),
+  },
+  { $id: 'ErrorResponse' },
+);
+
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]));
+
+export const TokenCosts = Type.Object(
+  { openai: Type.Integer(), anthropic: Type.Integer(), mcp: Type.Integer(), raw: Type.Integer() },
+  { description: 'prompt tokens (o200k_base) of the full schema in each format' },
+);
+
+const JsonSchema = Type.Record(Type.String(), Type.Unknown());
+
+const cardFields = {
+  name: Type.String(),
+  version: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('retired')]),
+  summary: Type.String(),
+  not_for: Type.Union([Type.String(), Type.Null()]),
+  aliases: Type.Array(Type.String()),
+  examples: Type.Array(Type.String()),
+  tags: Type.Array(Type.String()),
+  category: Type.Union([Type.String(), Type.Null()]),
+  required_scopes: Type.Array(Type.String()),
+  sensitivity: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
+  side_effects: Type.Boolean(),
+  tokens: TokenCosts,
+  updated_at: Type.String({ format: 'date-time' }),
+};
+
+export const ToolCard = Type.Object(cardFields, { $id: 'ToolCard' });
+
+export const ToolView = Type.Object(
+  {
+    ...cardFields,
+    description: Type.String(),
+    parameters: JsonSchema,
+    returns: Type.Union([JsonSchema, Type.Null()]),
+    revision: Type.Integer(),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'ToolView', additionalProperties: true, description: 'the stored tool; x- extension fields are returned as sent' },
+);
+
+export const ToolName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$' });

@@ -1,0 +1,69 @@
+import type { ToolDocument } from './document.js';
+
+/**
+ * Splits identifiers into words so the text index sees what users type:
+ * `getWeatherForecast` -> "get weather forecast", `PDF_URLTool` -> "pdf url tool",
+ * `billing.issue_refund2` -> "billing issue refund 2".
+ */
+export function splitIdentifier(identifier: string): string {
+  return identifier
+    .replace(/([a-z\d])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([a-zA-Z])(\d)/g, '$1 $2')
+    .replace(/(\d)([a-zA-Z])/g, '$1 $2')
+    .replace(/[_.\-/:]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+/** Free text with every identifier-looking token also split, keeping the original token. */
+export function expandIdentifiers(text: string): string {
+  return text.replace(/[A-Za-z][\w.:-]*[_.:A-Z-][\w.:-]*/g, (token) => {
+    const split = splitIdentifier(token);
+    return split === token.toLowerCase() ? token : `${token} ${split}`;
+  });
+}
+
+/** The four weighted texts of a tool's card (see migrations: weights A to D). */
+export interface SearchTexts {
+  name: string;
+  card: string;
+  body: string;
+  params: string;
+}
+
+type JsonObject = Record<string, unknown>;
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Parameter names (split) and descriptions, nested objects included, bounded in size. */
+export function parameterText(schema: JsonObject, limit = 4000): string {
+  const parts: string[] = [];
+  const stack: JsonObject[] = [schema];
+  while (stack.length > 0 && parts.join(' ').length < limit) {
+    const node = stack.pop()!;
+    if (isObject(node.properties)) {
+      for (const [name, property] of Object.entries(node.properties)) {
+        parts.push(splitIdentifier(name));
+        if (isObject(property)) {
+          if (typeof property.description === 'string') parts.push(property.description);
+          stack.push(property);
+          if (isObject(property.items)) stack.push(property.items);
+        }
+      }
+    }
+  }
+  return parts.join(' ').slice(0, limit);
+}
+
+/** Builds the indexed card texts of a document. */
+export function searchTexts(doc: ToolDocument): SearchTexts {
+  return {
+    name: `${splitIdentifier(doc.name)}`,
+    card: [doc.summary, ...doc.aliases, ...doc.tags.map(splitIdentifier), doc.category ? splitIdentifier(doc.category) : '']
+      .filter(Boolean)
+      .join(' \n '),
+    body: [doc.description, ...doc.examples].join(' \n '),
+    params: parameterText(doc.parameters),
+  };
+}

@@ -1,0 +1,70 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+import type { ErrorDetail } from '../errors.js';
+
+/**
+ * Compiling publisher-supplied JSON Schemas. Two Ajv instances (draft 2020-12, the default, and
+ * draft-07); neither has `loadSchema`, so no `$ref` is ever fetched.
+ */
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
+function makeAjv<T extends Ajv>(AjvClass: new (options: object) => T): T {
+  const ajv = new AjvClass({ allErrors: true, strict: false, validateFormats: true });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+const ajv2020 = makeAjv(Ajv2020);
+const ajv07 = makeAjv(Ajv);
+
+/** The Ajv instance for a schema's `$schema`, or undefined for an unsupported dialect. */
+export function ajvFor(schema: Record<string, unknown>): Ajv | undefined {
+  const dialect = schema.$schema;
+  if (dialect === undefined || (typeof dialect === 'string' && DRAFT_2020.test(dialect))) return ajv2020;
+  if (typeof dialect === 'string' && DRAFT_07.test(dialect)) return ajv07;
+  return undefined;
+}
+
+/** Ajv errors as JSON-pointer details, prefixed with where the validated value sits. */
+export function ajvErrorsToDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  return (errors ?? []).map((e) => {
+    let pointer = prefix + e.instancePath;
+    if (e.keyword === 'required') pointer += `/${escapePointer(String(e.params.missingProperty))}`;
+    if (e.keyword === 'additionalProperties') pointer += `/${escapePointer(String(e.params.additionalProperty))}`;
+    return { pointer: pointer || '/', message: e.message ?? 'is invalid' };
+  });
+}
+
+/** RFC 6901 escaping of one reference token. */
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export type CompiledValidator = (data: unknown) => ErrorDetail[];
+
+/**
+ * Compiles a JSON Schema into a validator returning pointer details (empty when valid). Throws
+ * with Ajv's message when the schema does not compile. The compiled function is not kept in
+ * Ajv's cache, so compiling many publisher schemas does not grow memory.
+ */
+export function compileSchema(schema: Record<string, unknown>): CompiledValidator {
+  const ajv = ajvFor(schema);
+  if (!ajv) throw new Error(`unsupported $schema ${JSON.stringify(schema.$schema)}`);
+  try {
+    const validate = ajv.compile(schema);
+    return (data) => (validate(data) ? [] : ajvErrorsToDetails(validate.errors));
+  } finally {
+    ajv.removeSchema(schema);
+  }
+}
+
+/** Meta-validation of a schema against its dialect: pointer details relative to `prefix`. */
+export function metaValidate(schema: Record<string, unknown>, prefix: string): ErrorDetail[] {
+  const ajv = ajvFor(schema);
+  if (!ajv) return [{ pointer: `${prefix}/$schema`, message: 'must be draft 2020-12 or draft-07 (or absent for 2020-12)' }];
+  if (ajv.validateSchema(schema) as boolean) return [];
+  return ajvErrorsToDetails(ajv.errors, prefix);
+}

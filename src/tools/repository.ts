@@ -1,0 +1,106 @@
+import { and, arrayContained, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
+
+import type { Executor } from '../db/client.js';
+import { tools, toolVersions, type ToolRow } from '../db/schema.js';
+
+export type ToolInsert = typeof tools.$inferInsert;
+export type ToolVersionRow = typeof toolVersions.$inferSelect;
+
+/** Who may see what: a scope set, or null for a publisher who sees the whole tenant. */
+export interface Visibility {
+  tenantId: string;
+  scopes: readonly string[] | null;
+  includeRetired: boolean;
+}
+
+/** The tool named `name` in the tenant, whatever its status (FOR UPDATE inside a write). */
+export async function findTool(executor: Executor, tenantId: string, name: string, forUpdate = false): Promise<ToolRow | undefined> {
+  const query = executor.select().from(tools).where(and(eq(tools.tenantId, tenantId), eq(tools.name, name)));
+  const rows = forUpdate ? await query.for('update') : await query;
+  return rows[0];
+}
+
+/** The SQL predicate of the security filter shared by listing and every retrieval leg. */
+export function visibleTo(visibility: Visibility) {
+  return and(
+    eq(tools.tenantId, visibility.tenantId),
+    visibility.includeRetired ? undefined : eq(tools.status, 'active'),
+    visibility.scopes === null ? undefined : arrayContained(tools.requiredScopes, [...visibility.scopes]),
+  );
+}
+
+export interface ListOptions {
+  after?: string;
+  limit: number;
+  category?: string;
+  tags?: string[];
+}
+
+/** Visible tools ordered by name, keyset-paginated. */
+export async function listTools(executor: Executor, visibility: Visibility, options: ListOptions): Promise<ToolRow[]> {
+  return executor
+    .select()
+    .from(tools)
+    .where(
+      and(
+        visibleTo(visibility),
+        options.after === undefined ? undefined : gt(tools.name, options.after),
+        options.category === undefined ? undefined : eq(tools.category, options.category),
+        options.tags === undefined || options.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, options.tags),
+      ),
+    )
+    .orderBy(asc(tools.name))
+    .limit(options.limit);
+}
+
+/** Inserts a new tool; a unique violation (name taken) surfaces as the driver's 23505 error. */
+export async function insertTool(executor: Executor, values: ToolInsert): Promise<ToolRow> {
+  const [row] = await executor.insert(tools).values(values).returning();
+  return row!;
+}
+
+/** Overwrites a tool's current row. */
+export async function updateTool(executor: Executor, id: number, values: Partial<ToolInsert>): Promise<ToolRow> {
+  const [row] = await executor
+    .update(tools)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(eq(tools.id, id))
+    .returning();
+  return row!;
+}
+
+/** Records an immutable history entry for the row's current content. */
+export async function insertVersion(executor: Executor, row: ToolRow, actor: string | null): Promise<void> {
+  await executor.insert(toolVersions).values({
+    toolId: row.id,
+    revision: row.revision,
+    tenantId: row.tenantId,
+    name: row.name,
+    version: row.version,
+    document: row.document,
+    contentHash: row.contentHash,
+    createdBy: actor,
+  });
+}
+
+/** A tool's history, oldest first. */
+export async function listVersions(executor: Executor, toolId: number): Promise<ToolVersionRow[]> {
+  return executor.select().from(toolVersions).where(eq(toolVersions.toolId, toolId)).orderBy(asc(toolVersions.revision));
+}
+
+/**
+ * Rebuilds a tool's BM25 postings from its generated tsvector, so tokenizing and stemming stay
+ * PostgreSQL's: one row per lexeme with its occurrence count per weight class.
+ */
+export async function refreshTerms(executor: Executor, toolId: number): Promise<void> {
+  await executor.execute(sql`delete from tool_terms where tool_id = ${toolId}`);
+  await executor.execute(sql`
+    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d)
+    select t.tenant_id, u.lexeme, t.id,
+           coalesce(cardinality(array_positions(u.weights, 'A')), 0),
+           coalesce(cardinality(array_positions(u.weights, 'B')), 0),
+           coalesce(cardinality(array_positions(u.weights, 'C')), 0),
+           coalesce(cardinality(array_positions(u.weights, 'D')), 0)
+    from tools t, unnest(t.tsv) u
+    where t.id = ${toolId}`);
+}

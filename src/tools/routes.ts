@@ -1,0 +1,178 @@
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { Ajv } from 'ajv';
+import { Type } from 'typebox';
+
+import { PUBLISH_SCOPE } from '../auth/principal.js';
+import { AppError } from '../errors.js';
+import { errorResponses, ToolCard, ToolName, ToolView } from '../http/schemas.js';
+import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
+import { type ToolService } from './service.js';
+import { ToolValidator } from './validation.js';
+import { etagOf, toCard, toView } from './views.js';
+
+export interface ToolRoutesOptions {
+  tools: ToolService;
+  limits: DocumentLimits;
+}
+
+/**
+ * Route-level validation: the tool document goes through ToolValidator (every rule, every error
+ * at once, normalized document as request.body); other parts use plain Ajv with Fastify's defaults.
+ */
+function compilerFor(validator: ToolValidator): FastifySchemaCompiler<unknown> {
+  const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
+  return ({ schema, httpPart }) => {
+    if (httpPart !== 'body') return ajv.compile(schema as object);
+    return (data: unknown) => {
+      const result = validator.validate(data);
+      if (result.ok) return { value: result.document };
+      return { error: new AppError('validation_failed', 'tool document is invalid', result.issues.map((i) => ({ ...i, in: 'body' as const }))) };
+    };
+  };
+}
+
+const NameParams = Type.Object({ name: ToolName });
+const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) });
+
+/** /v1/tools: publish, read, list and retire tools. */
+export default async function toolRoutes(app: FastifyInstance, options: ToolRoutesOptions): Promise<void> {
+  const { tools } = options;
+  const validatorCompiler = compilerFor(new ToolValidator(options.limits));
+  const documentBody = toolDocumentSchema(options.limits);
+  const publish = app.requireScope(PUBLISH_SCOPE);
+
+  app.post(
+    '/v1/tools',
+    {
+      onRequest: publish,
+      validatorCompiler,
+      schema: {
+        summary: 'Register a tool in the caller\'s tenant',
+        tags: ['tools'],
+        body: documentBody,
+        response: { 201: ToolView, ...errorResponses(400, 401, 403, 409, 413) },
+      },
+    },
+    async (request, reply) => {
+      const { row, etag } = await tools.register(request.principal, request.body as unknown as ToolDocument);
+      return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send(toView(row));
+    },
+  );
+
+  app.put(
+    '/v1/tools/:name',
+    {
+      onRequest: publish,
+      validatorCompiler,
+      schema: {
+        summary: 'Publish a new version of a tool (identical content is a no-op)',
+        tags: ['tools'],
+        params: NameParams,
+        headers: IfMatch,
+        body: documentBody,
+        response: { 200: ToolView, ...errorResponses(400, 401, 403, 404, 409, 412, 413) },
+      },
+    },
+    async (request, reply) => {
+      const { name } = request.params as { name: string };
+      const doc = request.body as unknown as ToolDocument;
+      if (doc.name !== name) {
+        throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${name}')`, in: 'body' }]);
+      }
+      const { row, etag } = await tools.replace(request.principal, name, doc, request.headers['if-match']);
+      return reply.header('etag', etag).send(toView(row));
+    },
+  );
+
+  app.get(
+    '/v1/tools/:name',
+    {
+      schema: {
+        summary: 'The tool with its full schema, if the caller may see it',
+        tags: ['tools'],
+        params: NameParams,
+        response: { 200: ToolView, 304: Type.Null(), ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const row = await tools.get(request.principal, (request.params as { name: string }).name);
+      const etag = etagOf(row);
+      reply.header('etag', etag);
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return toView(row);
+    },
+  );
+
+  app.get(
+    '/v1/tools/:name/versions',
+    {
+      onRequest: publish,
+      schema: {
+        summary: 'Version history of a tool (publishers)',
+        tags: ['tools'],
+        params: NameParams,
+        response: {
+          200: Type.Object({
+            versions: Type.Array(
+              Type.Object({ revision: Type.Integer(), version: Type.String(), created_at: Type.String(), created_by: Type.Union([Type.String(), Type.Null()]), document: Type.Record(Type.String(), Type.Unknown()) }),
+            ),
+          }),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const versions = await tools.history(request.principal, (request.params as { name: string }).name);
+      return {
+        versions: versions.map((v) => ({ revision: v.revision, version: v.version, created_at: v.createdAt.toISOString(), created_by: v.createdBy, document: v.document })),
+      };
+    },
+  );
+
+  app.get(
+    '/v1/tools',
+    {
+      schema: {
+        summary: 'Cards of the tools the caller may see, by name, paginated',
+        tags: ['tools'],
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          cursor: Type.Optional(Type.String({ maxLength: 200 })),
+          include_retired: Type.Boolean({ default: false, description: 'publishers only' }),
+          category: Type.Optional(Type.String({ maxLength: 64 })),
+          tags: Type.Optional(Type.String({ maxLength: 1000, description: 'comma-separated; a tool matches when it has any of them' })),
+        }),
+        response: { 200: Type.Object({ tools: Type.Array(ToolCard), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; cursor?: string; include_retired: boolean; category?: string; tags?: string };
+      const { rows, nextCursor } = await tools.list(request.principal, {
+        limit: query.limit,
+        cursor: query.cursor,
+        includeRetired: query.include_retired,
+        category: query.category,
+        tags: query.tags?.split(',').map((t) => t.trim()).filter(Boolean),
+      });
+      return { tools: rows.map(toCard), next_cursor: nextCursor };
+    },
+  );
+
+  app.delete(
+    '/v1/tools/:name',
+    {
+      onRequest: publish,
+      schema: {
+        summary: 'Retire a tool: it leaves discovery and authorize denies it; history is kept',
+        tags: ['tools'],
+        params: NameParams,
+        headers: IfMatch,
+        response: { 200: ToolView, ...errorResponses(401, 403, 404, 412) },
+      },
+    },
+    async (request, reply) => {
+      const row = await tools.retire(request.principal, (request.params as { name: string }).name, request.headers['if-match']);
+      return reply.header('etag', etagOf(row)).send(toView(row));
+    },
+  );
+}

@@ -1,0 +1,208 @@
+import semver from 'semver';
+
+import { appendAudit } from '../audit/repository.js';
+import { type Principal, isPublisher } from '../auth/principal.js';
+import type { Db } from '../db/client.js';
+import type { ToolRow } from '../db/schema.js';
+import { tokenCosts } from '../discovery/tokens.js';
+import { AppError, toolNotFound } from '../errors.js';
+import { searchTexts } from './card-text.js';
+import { contentHash } from './content-hash.js';
+import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
+import * as repo from './repository.js';
+import { etagOf } from './views.js';
+
+/** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
+export type ToolChangeListener = (row: ToolRow) => void;
+
+export interface WriteResult {
+  row: ToolRow;
+  etag: string;
+  changed: boolean;
+}
+
+function columnsOf(doc: ToolDocument) {
+  const texts = searchTexts(doc);
+  return {
+    version: doc.version,
+    summary: doc.summary,
+    description: doc.description,
+    notFor: doc.not_for,
+    aliases: doc.aliases,
+    examples: doc.examples,
+    tags: doc.tags,
+    category: doc.category,
+    requiredScopes: doc.required_scopes,
+    sensitivity: doc.sensitivity,
+    sideEffects: doc.side_effects,
+    document: doc as unknown as Record<string, unknown>,
+    contentHash: contentHash(doc),
+    tokenCosts: tokenCosts(doc),
+    searchName: texts.name,
+    searchCard: texts.card,
+    searchBody: texts.body,
+    searchParams: texts.params,
+  };
+}
+
+const isUniqueViolation = (error: unknown): boolean => {
+  const seen = new Set<unknown>();
+  for (let e = error as { code?: string; cause?: unknown } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
+    seen.add(e);
+    if (e.code === '23505') return true;
+  }
+  return false;
+};
+
+/** The registry's rules for publishing, reading and retiring tools. */
+export class ToolService {
+  private readonly listeners: ToolChangeListener[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  onChange(listener: ToolChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  private notify(row: ToolRow): void {
+    for (const listener of this.listeners) listener(row);
+  }
+
+  /** POST: registers a new tool; 409 when the name is taken in the tenant (even by a retired tool). */
+  async register(principal: Principal, doc: ToolDocument): Promise<WriteResult> {
+    let row: ToolRow;
+    try {
+      row = await this.db.transaction(async (tx) => {
+        const inserted = await repo.insertTool(tx, {
+          tenantId: principal.tenant,
+          name: doc.name,
+          revision: 1,
+          status: 'active',
+          createdBy: principal.subject,
+          updatedBy: principal.subject,
+          ...columnsOf(doc),
+        });
+        await repo.insertVersion(tx, inserted, principal.subject);
+        await repo.refreshTerms(tx, inserted.id);
+        await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'publish', toolName: doc.name, toolVersion: doc.version });
+        return inserted;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new AppError('conflict', `tool '${doc.name}' already exists; use PUT /v1/tools/${doc.name} to publish a new version`);
+      }
+      throw error;
+    }
+    this.notify(row);
+    return { row, etag: etagOf(row), changed: true };
+  }
+
+  /**
+   * PUT: publishes a new version. Identical content is a no-op; different content must carry a
+   * higher semver, so a version always names one content. `ifMatch` gives optimistic concurrency.
+   * A retired tool is restored by a PUT.
+   */
+  async replace(principal: Principal, name: string, doc: ToolDocument, ifMatch: string | undefined): Promise<WriteResult> {
+    const hash = contentHash(doc);
+    const result = await this.db.transaction(async (tx) => {
+      const current = await repo.findTool(tx, principal.tenant, name, true);
+      if (!current) throw toolNotFound(name);
+      if (ifMatch !== undefined && !matchesEtag(ifMatch, etagOf(current))) {
+        throw new AppError('precondition_failed', `If-Match does not match the current version of '${name}' (${etagOf(current)})`);
+      }
+      if (current.contentHash === hash && current.status === 'active') return { row: current, changed: false };
+      if (current.contentHash !== hash && !semver.gt(doc.version, current.version)) {
+        throw new AppError('conflict', `version ${doc.version} must be greater than the current ${current.version} when the content changes`, [
+          { pointer: '/version', message: `must be greater than ${current.version}` },
+        ]);
+      }
+      const row = await repo.updateTool(tx, current.id, {
+        ...columnsOf(doc),
+        revision: current.revision + 1,
+        status: 'active',
+        updatedBy: principal.subject,
+      });
+      if (current.contentHash !== hash) {
+        await repo.insertVersion(tx, row, principal.subject);
+        await repo.refreshTerms(tx, row.id);
+      }
+      const action = current.status === 'retired' ? 'restore' : 'publish';
+      await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action, toolName: name, toolVersion: doc.version });
+      return { row, changed: true };
+    });
+    if (result.changed) this.notify(result.row);
+    return { ...result, etag: etagOf(result.row) };
+  }
+
+  /** DELETE: retires a tool (kept in history, gone from discovery, denied by authorize). */
+  async retire(principal: Principal, name: string, ifMatch: string | undefined): Promise<ToolRow> {
+    const row = await this.db.transaction(async (tx) => {
+      const current = await repo.findTool(tx, principal.tenant, name, true);
+      if (!current) throw toolNotFound(name);
+      if (ifMatch !== undefined && !matchesEtag(ifMatch, etagOf(current))) {
+        throw new AppError('precondition_failed', `If-Match does not match the current version of '${name}' (${etagOf(current)})`);
+      }
+      if (current.status === 'retired') return current;
+      const retired = await repo.updateTool(tx, current.id, { status: 'retired', revision: current.revision + 1, updatedBy: principal.subject });
+      await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'retire', toolName: name, toolVersion: current.version });
+      return retired;
+    });
+    this.notify(row);
+    return row;
+  }
+
+  /** GET one: 404 unless the caller may see it (publishers see retired tools too). */
+  async get(principal: Principal, name: string): Promise<ToolRow> {
+    const row = await repo.findTool(this.db, principal.tenant, name);
+    if (!row || !canSee(principal, row)) throw toolNotFound(name);
+    return row;
+  }
+
+  /** A tool's version history (publishers only: it may show content the caller cannot use). */
+  async history(principal: Principal, name: string): Promise<repo.ToolVersionRow[]> {
+    const row = await this.get(principal, name);
+    return repo.listVersions(this.db, row.id);
+  }
+
+  /** GET list: one page of visible tools after `cursor`. */
+  async list(
+    principal: Principal,
+    options: { limit: number; cursor?: string; includeRetired: boolean; category?: string; tags?: string[] },
+  ): Promise<{ rows: ToolRow[]; nextCursor: string | null }> {
+    const publisher = isPublisher(principal);
+    const rows = await repo.listTools(
+      this.db,
+      { tenantId: principal.tenant, scopes: publisher ? null : principal.scopes, includeRetired: publisher && options.includeRetired },
+      { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
+    );
+    const page = rows.slice(0, options.limit);
+    return { rows: page, nextCursor: rows.length > options.limit ? encodeCursor(page.at(-1)!.name) : null };
+  }
+}
+
+/** Whether a caller may see a tool at all: the one rule behind GET, listing and 404s. */
+export function canSee(principal: Principal, row: Pick<ToolRow, 'tenantId' | 'status' | 'requiredScopes'>): boolean {
+  if (row.tenantId !== principal.tenant) return false;
+  if (isPublisher(principal)) return true;
+  return row.status === 'active' && row.requiredScopes.every((s) => principal.scopes.includes(s));
+}
+
+function matchesEtag(header: string, etag: string): boolean {
+  return header.split(',').some((candidate) => {
+    const value = candidate.trim().replace(/^W\//, '');
+    return value === '*' || value === etag;
+  });
+}
+
+/** Opaque pagination cursor: the last name seen. */
+export function encodeCursor(name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  const name = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!new RegExp(TOOL_NAME_PATTERN).test(name)) {
+    throw new AppError('validation_failed', 'invalid cursor', [{ pointer: '/cursor', message: 'is not a cursor returned by this API', in: 'querystring' }]);
+  }
+  return name;
+}

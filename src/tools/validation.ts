@@ -1,0 +1,175 @@
+import type { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import semver from 'semver';
+
+import type { ErrorDetail } from '../errors.js';
+import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
+import { ajvErrorsToDetails, compileSchema, escapePointer, metaValidate } from './json-schema.js';
+
+type JsonObject = Record<string, unknown>;
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Outcome of validating a tool document: the normalized document or every problem found. */
+export type ValidationResult = { ok: true; document: ToolDocument } | { ok: false; issues: ErrorDetail[] };
+
+/** Validates tool documents against configurable limits; built once per app. */
+export class ToolValidator {
+  private readonly shape: ReturnType<Ajv['compile']>;
+
+  constructor(private readonly limits: DocumentLimits) {
+    const ajv: Ajv = new Ajv2020({ allErrors: true, strict: false });
+    this.shape = ajv.compile(toolDocumentSchema(limits));
+  }
+
+  /** Checks shape and every registration rule at once; pure apart from compiling schemas. */
+  validate(input: unknown): ValidationResult {
+    if (!isObject(input)) return { ok: false, issues: [{ pointer: '/', message: 'must be a JSON object' }] };
+    const issues = this.shape(input) ? [] : ajvErrorsToDetails(this.shape.errors);
+    const doc = input as Partial<ToolDocumentInput> & JsonObject;
+
+    if (typeof doc.version === 'string' && semver.valid(doc.version) === null) {
+      issues.push({ pointer: '/version', message: 'must be a semantic version such as 1.2.0' });
+    }
+    if (doc.sensitivity === 'high' && (!Array.isArray(doc.required_scopes) || doc.required_scopes.length === 0)) {
+      issues.push({ pointer: '/required_scopes', message: 'a tool with sensitivity "high" must declare required_scopes' });
+    }
+    if (isObject(doc.parameters)) {
+      issues.push(...this.checkSchema(doc.parameters, '/parameters', true));
+    }
+    if (isObject(doc.returns)) issues.push(...this.checkSchema(doc.returns, '/returns', false));
+
+    if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
+    return { ok: true, document: normalize(doc as ToolDocumentInput, this.limits) };
+  }
+
+  private checkSchema(schema: JsonObject, pointer: string, isParameters: boolean): ErrorDetail[] {
+    const { issues: structural, tooDeep } = walkSchema(schema, pointer, this.limits.schemaDepth, isParameters);
+    if (isParameters && schema.type !== 'object') {
+      structural.push({ pointer: `${pointer}/type`, message: 'the parameters root must be "type": "object"' });
+    }
+    // Too deep: meta-validation would recurse as deep, so report the depth alone.
+    if (tooDeep) return structural;
+    const problems = [...structural, ...metaValidate(schema, pointer)];
+    // Compile only a clean schema: never one with remote references.
+    if (problems.length > 0) return problems;
+    try {
+      compileSchema(schema);
+    } catch (error) {
+      return [{ pointer, message: `does not compile: ${(error as Error).message}` }];
+    }
+    return [];
+  }
+}
+
+const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'];
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+
+/**
+ * One iterative pass over a schema: depth limit, local-only references and, for parameter
+ * schemas, a description on every required property. Iterative so hostile nesting cannot
+ * overflow the stack.
+ */
+function walkSchema(
+  root: JsonObject,
+  rootPointer: string,
+  maxDepth: number,
+  requireDescriptions: boolean,
+): { issues: ErrorDetail[]; tooDeep: boolean } {
+  const issues: ErrorDetail[] = [];
+  let tooDeep = false;
+  const stack: { node: unknown; pointer: string; depth: number; described: boolean }[] = [
+    { node: root, pointer: rootPointer, depth: 0, described: requireDescriptions },
+  ];
+  while (stack.length > 0) {
+    const { node, pointer, depth, described } = stack.pop()!;
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => stack.push({ node: child, pointer: `${pointer}/${i}`, depth: depth + 1, described: false }));
+      continue;
+    }
+    if (!isObject(node)) continue;
+    if (depth > maxDepth) {
+      if (!tooDeep) issues.push({ pointer, message: `schema nesting exceeds ${maxDepth} levels` });
+      tooDeep = true;
+      continue;
+    }
+    for (const keyword of REF_KEYWORDS) {
+      const ref = node[keyword];
+      if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
+        issues.push({ pointer: `${pointer}/${escapePointer(keyword)}`, message: 'only local references ("#/...") are allowed; remote references are never fetched' });
+      }
+    }
+    if (described) issues.push(...missingDescriptions(node, pointer));
+    for (const [key, child] of Object.entries(node)) {
+      const childPointer = `${pointer}/${escapePointer(key)}`;
+      if (SUBSCHEMA_MAPS.includes(key) && isObject(child)) {
+        for (const [name, sub] of Object.entries(child)) {
+          // Nested object parameters are parameters too: their required fields need descriptions.
+          stack.push({ node: sub, pointer: `${childPointer}/${escapePointer(name)}`, depth: depth + 1, described: described && key === 'properties' });
+        }
+      } else if (typeof child === 'object' && child !== null) {
+        stack.push({ node: child, pointer: childPointer, depth: depth + 1, described: described && key === 'items' });
+      }
+    }
+  }
+  return { issues, tooDeep };
+}
+
+function missingDescriptions(node: JsonObject, pointer: string): ErrorDetail[] {
+  if (!Array.isArray(node.required)) return [];
+  const properties = isObject(node.properties) ? node.properties : {};
+  const issues: ErrorDetail[] = [];
+  for (const name of node.required) {
+    if (typeof name !== 'string') continue;
+    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
+    const propertyPointer = `${pointer}/properties/${escapePointer(name)}`;
+    if (!isObject(property)) {
+      issues.push({ pointer: propertyPointer, message: `required parameter '${name}' is not defined in properties` });
+    } else if (typeof property.description !== 'string' || property.description.trim() === '') {
+      issues.push({ pointer: `${propertyPointer}/description`, message: `required parameter '${name}' needs a description` });
+    }
+  }
+  return issues;
+}
+
+function dedupe(issues: ErrorDetail[]): ErrorDetail[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const key = `${i.pointer}\u0000${i.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** First sentence of the description, cut at a word boundary to fit the summary limit. */
+export function deriveSummary(description: string, maxLength: number): string {
+  const text = description.replace(/\s+/g, ' ').trim();
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(text)?.[1] ?? text;
+  if (sentence.length <= maxLength) return sentence;
+  const cut = sentence.slice(0, maxLength - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > maxLength / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function normalize(doc: ToolDocumentInput, limits: DocumentLimits): ToolDocument {
+  const extensions: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) if (key.startsWith('x-')) extensions[key] = value;
+  return {
+    name: doc.name,
+    version: doc.version,
+    description: doc.description.trim(),
+    summary: doc.summary?.trim() || deriveSummary(doc.description, limits.summaryLength),
+    not_for: doc.not_for?.trim() || null,
+    aliases: doc.aliases ?? [],
+    examples: doc.examples ?? [],
+    tags: doc.tags ?? [],
+    category: doc.category ?? null,
+    required_scopes: [...new Set(doc.required_scopes ?? [])].sort(),
+    sensitivity: doc.sensitivity ?? 'low',
+    side_effects: doc.side_effects ?? false,
+    parameters: doc.parameters,
+    returns: doc.returns ?? null,
+    extensions,
+  };
+}

@@ -1,0 +1,73 @@
+import type { ToolRow } from '../db/schema.js';
+import type { TokenCosts } from '../discovery/tokens.js';
+import type { ToolDocument } from './document.js';
+
+/** The light card: what a listing or a discovery result shows about a tool. */
+export interface ToolCard {
+  name: string;
+  version: string;
+  status: 'active' | 'retired';
+  summary: string;
+  not_for: string | null;
+  aliases: string[];
+  examples: string[];
+  tags: string[];
+  category: string | null;
+  required_scopes: string[];
+  sensitivity: 'low' | 'medium' | 'high';
+  side_effects: boolean;
+  tokens: TokenCosts;
+  updated_at: string;
+}
+
+/** The full stored tool: document, status and token cost per format. */
+export type ToolView = Omit<ToolDocument, 'extensions'> &
+  Record<`x-${string}`, unknown> & {
+    revision: number;
+    status: 'active' | 'retired';
+    tokens: TokenCosts;
+    created_at: string;
+    updated_at: string;
+  };
+
+/** The stored document of a row (the publisher's input with defaults applied). */
+export function documentOf(row: ToolRow): ToolDocument {
+  return row.document as unknown as ToolDocument;
+}
+
+export function toCard(row: ToolRow): ToolCard {
+  return {
+    name: row.name,
+    version: row.version,
+    status: row.status,
+    summary: row.summary,
+    not_for: row.notFor,
+    aliases: row.aliases,
+    examples: row.examples,
+    tags: row.tags,
+    category: row.category,
+    required_scopes: row.requiredScopes,
+    sensitivity: row.sensitivity,
+    side_effects: row.sideEffects,
+    tokens: row.tokenCosts as TokenCosts,
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export function toView(row: ToolRow): ToolView {
+  const { extensions, ...document } = documentOf(row);
+  return {
+    ...extensions,
+    ...document,
+    revision: row.revision,
+    status: row.status,
+    tokens: row.tokenCosts as TokenCosts,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** Strong validator of a tool's current state: changes with every revision. */
+export function etagOf(row: Pick<ToolRow, 'revision' | 'contentHash' | 'status'>): string {
+  return `"${row.revision}-${row.contentHash.slice(0, 16)}${row.status === 'retired' ? '-r' : ''}"`;
+}
