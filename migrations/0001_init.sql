@@ -24,7 +24,7 @@ CREATE TABLE tools (
   content_hash    text        NOT NULL,
   token_costs     jsonb       NOT NULL,
   -- Card text prepared by the service (identifiers split into words), weighted into one tsvector:
-  -- A name, B summary/aliases/tags/category, C description/examples, D parameter names and descriptions.
+  -- A name words and aliases, B summary/tags/category, C description/examples, D parameter names and descriptions.
   search_name     text        NOT NULL,
   search_card     text        NOT NULL,
   search_body     text        NOT NULL,

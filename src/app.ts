@@ -8,6 +8,12 @@ import type { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
+import { CatalogStatsCache } from './discovery/catalog-cache.js';
+import discoveryRoutes from './discovery/routes.js';
+import { DiscoveryService } from './discovery/service.js';
+import { EmbeddingIndexer } from './embedding/indexer.js';
+import type { Embedder } from './embedding/provider.js';
+import { QueryEmbeddings } from './embedding/query-cache.js';
 import errorHandler from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
@@ -22,6 +28,15 @@ export interface AppDependencies {
   /** Close the database when the app closes (the server does; tests sharing one do not). */
   ownsDatabase: boolean;
   verify: TokenVerifier;
+  /** The loaded embedder; absent means lexical-only discovery (EMBEDDING_PROVIDER=none). */
+  embedder?: Embedder;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Background vector maintenance; undefined without an embedder. */
+    indexer: EmbeddingIndexer | undefined;
+  }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -56,12 +71,29 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   await app.register(databasePlugin, { database: deps.database, owned: deps.ownsDatabase });
   await app.register(authPlugin, { verify: deps.verify });
 
-  const tools = new ToolService(deps.database.db);
+  const { db } = deps.database;
+  const tools = new ToolService(db);
+  const catalogStats = new CatalogStatsCache();
+  const indexer = deps.embedder ? new EmbeddingIndexer(db, deps.embedder, app.log) : undefined;
+  const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
+  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats);
+  tools.onChange((row) => {
+    catalogStats.invalidate(row.tenantId);
+    indexer?.notify();
+  });
+  app.decorate('indexer', indexer);
+  if (indexer) {
+    app.addHook('onReady', async () => indexer.start());
+    app.addHook('preClose', async () => indexer.stop());
+  }
 
-  await app.register(healthRoutes, {});
+  await app.register(healthRoutes, {
+    checks: { embedder: () => (indexer ? (indexer.status === 'ok' ? 'ok' : `degraded: ${indexer.status}`) : 'disabled') },
+  });
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
     await api.register(toolRoutes, { tools, limits: deps.config.limits });
+    await api.register(discoveryRoutes, { discovery });
   });
   return app;
 }

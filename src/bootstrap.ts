@@ -5,6 +5,9 @@ import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import { type Config, ConfigError } from './config.js';
 import { type Database, openPglite, openPostgres } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { LocalEmbedder } from './embedding/local.js';
+import { OpenAiEmbedder } from './embedding/openai.js';
+import type { Embedder } from './embedding/provider.js';
 
 /** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Config): Promise<Database> {
@@ -49,4 +52,17 @@ export function serverVerifier(config: Config, log: Pick<FastifyBaseLogger, 'war
     );
   }
   return createVerifier(jwt);
+}
+
+/** The configured embedder, loaded and warmed up; undefined for EMBEDDING_PROVIDER=none. */
+export async function createEmbedder(config: Config): Promise<Embedder | undefined> {
+  const { embedding } = config;
+  switch (embedding.provider) {
+    case 'none':
+      return undefined;
+    case 'local':
+      return LocalEmbedder.load();
+    case 'openai':
+      return new OpenAiEmbedder({ url: embedding.url!, model: embedding.model!, apiKey: embedding.apiKey, timeoutMs: embedding.timeoutMs });
+  }
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 
 import { buildApp } from './app.js';
-import { openMigratedDatabase, serverVerifier } from './bootstrap.js';
+import { createEmbedder, openMigratedDatabase, serverVerifier } from './bootstrap.js';
 import type { Config } from './config.js';
 
 /**
@@ -12,10 +12,10 @@ import type { Config } from './config.js';
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const started = performance.now();
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
-  const database = await openMigratedDatabase(config, logger);
+  const [database, embedder] = await Promise.all([openMigratedDatabase(config, logger), createEmbedder(config)]);
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, database, ownsDatabase: true, verify: serverVerifier(config, logger) }, logger);
+    app = await buildApp({ config, database, ownsDatabase: true, verify: serverVerifier(config, logger), embedder }, logger);
   } catch (error) {
     await database.close();
     throw error;

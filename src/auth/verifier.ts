@@ -30,11 +30,14 @@ export function algorithmsForKey(key: KeyObject): string[] {
   }
 }
 
+// RFC 6750: every 401 for a presented token names the problem in WWW-Authenticate.
+const INVALID_TOKEN = { 'www-authenticate': 'Bearer error="invalid_token"' };
+
 /** Tenant and scopes from verified claims; scopes may be a space-separated string or an array. */
 export function principalFromClaims(payload: JWTPayload, tenantClaim: string, scopeClaim: string): Principal {
   const tenant = payload[tenantClaim];
   if (typeof tenant !== 'string' || tenant.trim() === '') {
-    throw new AppError('unauthorized', `token has no '${tenantClaim}' claim naming the tenant`);
+    throw new AppError('unauthorized', `token has no '${tenantClaim}' claim naming the tenant`, [], INVALID_TOKEN);
   }
   // The default claim name reads both conventions (OAuth `scope`, Azure-style `scp`).
   const claims = scopeClaim === 'scope' ? ['scope', 'scp'] : [scopeClaim];
@@ -91,7 +94,7 @@ export function createVerifier(jwt: Config['jwt']): TokenVerifier {
       // Overloads differ by key kind; both paths run the same verification.
       payload = typeof key === 'function' ? (await jwtVerify(token, key, options)).payload : (await jwtVerify(token, key, options)).payload;
     } catch (error) {
-      throw new AppError('unauthorized', describeJoseError(error), [], { 'www-authenticate': 'Bearer error="invalid_token"' });
+      throw new AppError('unauthorized', describeJoseError(error), [], INVALID_TOKEN);
     }
     return principalFromClaims(payload, jwt.tenantClaim, jwt.scopeClaim);
   };

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { databaseReadiness } from '../db/plugin.js';
 
 export interface HealthOptions {
-  /** Extra readiness checks (e.g. the embedder): name -> 'ok' | 'disabled' | a failure text. */
+  /** Extra readiness checks (e.g. the embedder): name -> 'ok' | 'disabled' | 'degraded: …' | a failure text. */
   checks?: Record<string, () => string>;
 }
 
@@ -25,7 +25,8 @@ export default async function healthRoutes(app: FastifyInstance, options: Health
     async (_request, reply) => {
       const checks: Record<string, string> = { ...(await databaseReadiness(app.database)) };
       for (const [name, check] of Object.entries(options.checks ?? {})) checks[name] = check();
-      const ready = Object.values(checks).every((value) => READY_VALUES.has(value));
+      // A degraded embedder still serves (lexical discovery), so it does not fail readiness.
+      const ready = Object.values(checks).every((value) => READY_VALUES.has(value) || value.startsWith('degraded'));
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
     },
   );

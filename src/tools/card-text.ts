@@ -25,7 +25,7 @@ export function expandIdentifiers(text: string): string {
   });
 }
 
-/** The four weighted texts of a tool's card (see migrations: weights A to D). */
+/** The four weighted texts of a tool's card (weights A to D): name and aliases, summary/tags/category, description/examples, parameters. */
 export interface SearchTexts {
   name: string;
   card: string;
@@ -56,11 +56,21 @@ export function parameterText(schema: JsonObject, limit = 4000): string {
   return parts.join(' ').slice(0, limit);
 }
 
+/**
+ * The summary when the publisher wrote one of its own; null when it merely repeats the start of
+ * the description (derived summaries), which would count the same words twice.
+ */
+export function ownSummary(doc: Pick<ToolDocument, 'summary' | 'description'>): string | null {
+  const stem = doc.summary.replace(/…$/, '');
+  return doc.description.replace(/\s+/g, ' ').startsWith(stem) ? null : doc.summary;
+}
+
 /** Builds the indexed card texts of a document. */
 export function searchTexts(doc: ToolDocument): SearchTexts {
   return {
-    name: `${splitIdentifier(doc.name)}`,
-    card: [doc.summary, ...doc.aliases, ...doc.tags.map(splitIdentifier), doc.category ? splitIdentifier(doc.category) : '']
+    // Aliases are users' own words for the tool: they weigh like its name.
+    name: [splitIdentifier(doc.name), ...doc.aliases].join(' \n '),
+    card: [ownSummary(doc) ?? '', ...doc.tags.map(splitIdentifier), doc.category ? splitIdentifier(doc.category) : '']
       .filter(Boolean)
       .join(' \n '),
     body: [doc.description, ...doc.examples].join(' \n '),

@@ -1,4 +1,4 @@
-import { and, arrayContained, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
 import { tools, toolVersions, type ToolRow } from '../db/schema.js';
@@ -20,12 +20,19 @@ export async function findTool(executor: Executor, tenantId: string, name: strin
   return rows[0];
 }
 
+/** A text[] literal built from bound parameters; `array[]::text[]` when empty. */
+function textArray(values: readonly string[]) {
+  return sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`;
+}
+
 /** The SQL predicate of the security filter shared by listing and every retrieval leg. */
 export function visibleTo(visibility: Visibility) {
   return and(
     eq(tools.tenantId, visibility.tenantId),
     visibility.includeRetired ? undefined : eq(tools.status, 'active'),
-    visibility.scopes === null ? undefined : arrayContained(tools.requiredScopes, [...visibility.scopes]),
+    // Not drizzle's arrayContained: it throws on an empty list, and a caller without scopes must
+    // still see the tools that need none (`'{}' <@ '{}'` is true).
+    visibility.scopes === null ? undefined : sql`${tools.requiredScopes} <@ ${textArray(visibility.scopes)}`,
   );
 }
 
@@ -90,7 +97,8 @@ export async function listVersions(executor: Executor, toolId: number): Promise<
 
 /**
  * Rebuilds a tool's BM25 postings from its generated tsvector, so tokenizing and stemming stay
- * PostgreSQL's: one row per lexeme with its occurrence count per weight class.
+ * PostgreSQL's: one row per lexeme with its occurrence count per weight class, and the field
+ * lengths BM25F normalizes by.
  */
 export async function refreshTerms(executor: Executor, toolId: number): Promise<void> {
   await executor.execute(sql`delete from tool_terms where tool_id = ${toolId}`);
@@ -103,4 +111,11 @@ export async function refreshTerms(executor: Executor, toolId: number): Promise<
            coalesce(cardinality(array_positions(u.weights, 'D')), 0)
     from tools t, unnest(t.tsv) u
     where t.id = ${toolId}`);
+  await executor.execute(sql`
+    update tools set
+      len_a = coalesce((select sum(tf_a) from tool_terms where tool_id = ${toolId}), 0),
+      len_b = coalesce((select sum(tf_b) from tool_terms where tool_id = ${toolId}), 0),
+      len_c = coalesce((select sum(tf_c) from tool_terms where tool_id = ${toolId}), 0),
+      len_d = coalesce((select sum(tf_d) from tool_terms where tool_id = ${toolId}), 0)
+    where id = ${toolId}`);
 }

@@ -38,6 +38,13 @@ export class ToolValidator {
       issues.push(...this.checkSchema(doc.parameters, '/parameters', true));
     }
     if (isObject(doc.returns)) issues.push(...this.checkSchema(doc.returns, '/returns', false));
+    // Extensions are stored as sent: bound their nesting too, or hashing and storing them
+    // (recursive JSON.stringify) overflows the stack on hostile input.
+    for (const [key, value] of Object.entries(doc)) {
+      if (key.startsWith('x-') && exceedsDepth(value, this.limits.schemaDepth)) {
+        issues.push({ pointer: `/${escapePointer(key)}`, message: `nesting exceeds ${this.limits.schemaDepth} levels` });
+      }
+    }
 
     if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
     return { ok: true, document: normalize(doc as ToolDocumentInput, this.limits) };
@@ -83,16 +90,18 @@ function walkSchema(
   ];
   while (stack.length > 0) {
     const { node, pointer, depth, described } = stack.pop()!;
-    if (Array.isArray(node)) {
-      node.forEach((child, i) => stack.push({ node: child, pointer: `${pointer}/${i}`, depth: depth + 1, described: false }));
-      continue;
-    }
-    if (!isObject(node)) continue;
+    if (typeof node !== 'object' || node === null) continue;
+    // Arrays count too: `"enum": [[[[...]]]]` must not slip past the limit into Ajv and hashing.
     if (depth > maxDepth) {
       if (!tooDeep) issues.push({ pointer, message: `schema nesting exceeds ${maxDepth} levels` });
       tooDeep = true;
       continue;
     }
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => stack.push({ node: child, pointer: `${pointer}/${i}`, depth: depth + 1, described: false }));
+      continue;
+    }
+    if (!isObject(node)) continue;
     for (const keyword of REF_KEYWORDS) {
       const ref = node[keyword];
       if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
@@ -113,6 +122,18 @@ function walkSchema(
     }
   }
   return { issues, tooDeep };
+}
+
+/** Whether `value` nests objects or arrays deeper than `maxDepth` (iterative: safe on hostile input). */
+export function exceedsDepth(value: unknown, maxDepth: number): boolean {
+  const stack: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= maxDepth) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push({ node: child, depth: depth + 1 });
+  }
+  return false;
 }
 
 function missingDescriptions(node: JsonObject, pointer: string): ErrorDetail[] {

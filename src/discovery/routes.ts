@@ -1,0 +1,125 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+
+import { PUBLISH_SCOPE } from '../auth/principal.js';
+import { AppError } from '../errors.js';
+import { errorResponses, ToolCard } from '../http/schemas.js';
+import { FORMATS } from './formats.js';
+import { listDiscoveries } from './log-repository.js';
+import type { DiscoverInput, DiscoveryService } from './service.js';
+
+const DiscoverBody = Type.Object(
+  {
+    query: Type.String({ minLength: 1, maxLength: 4000, description: 'the user\'s request, in their words' }),
+    top_k: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
+    format: Type.Enum([...FORMATS], { default: 'openai' }),
+    mode: Type.Enum(['hybrid', 'lexical', 'vector'], {
+      default: 'hybrid',
+      description: 'retrieval legs to rank with (extension; hybrid is what agents should use)',
+    }),
+    filters: Type.Optional(
+      Type.Object(
+        {
+          category: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32, description: 'a tool matches when it has any of them' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const DiscoverResponse = Type.Object({
+  discovery_id: Type.String({ format: 'uuid' }),
+  tools: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      version: Type.String(),
+      score: Type.Number(),
+      card: ToolCard,
+      schema: Type.Record(Type.String(), Type.Unknown(), { description: 'the full schema in the requested format' }),
+    }),
+  ),
+  tokens: Type.Object({
+    shortlist: Type.Integer({ description: 'prompt tokens this shortlist adds' }),
+    catalog: Type.Integer({ description: 'prompt tokens of every tool the caller may use, in this format' }),
+  }),
+  low_confidence: Type.Boolean(),
+  search_mode: Type.Enum(['hybrid', 'lexical', 'vector'], { description: 'the legs that ranked: lexical when the embedder is disabled or unavailable' }),
+});
+
+/** POST /v1/discover and the publishers' discovery report. */
+export default async function discoveryRoutes(app: FastifyInstance, options: { discovery: DiscoveryService }): Promise<void> {
+  app.post(
+    '/v1/discover',
+    {
+      schema: {
+        summary: 'The few tools that best serve a request, with full schemas for those only',
+        tags: ['discovery'],
+        body: DiscoverBody,
+        response: { 200: DiscoverResponse, ...errorResponses(400, 401, 413, 429) },
+      },
+    },
+    async (request) => {
+      const body = request.body as DiscoverInput;
+      if (body.query.trim() === '') {
+        throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must contain some text', in: 'body' }]);
+      }
+      return options.discovery.discover(request.principal, body);
+    },
+  );
+
+  app.get(
+    '/v1/discoveries',
+    {
+      onRequest: app.requireScope(PUBLISH_SCOPE),
+      schema: {
+        summary: 'Recent discoveries of the tenant (publishers): find queries that matched poorly',
+        tags: ['discovery'],
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          before: Type.Optional(Type.String({ format: 'date-time', description: 'only discoveries before this time (pagination)' })),
+          poor: Type.Boolean({ default: false, description: 'only empty or low-confidence shortlists' }),
+        }),
+        response: {
+          200: Type.Object({
+            discoveries: Type.Array(
+              Type.Object({
+                discovery_id: Type.String(),
+                at: Type.String(),
+                subject: Type.Union([Type.String(), Type.Null()]),
+                query: Type.String(),
+                shortlist: Type.Array(Type.Object({ name: Type.String(), version: Type.String(), score: Type.Number() })),
+                search_mode: Type.String(),
+                low_confidence: Type.Boolean(),
+                latency_ms: Type.Number(),
+              }),
+            ),
+          }),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit: number; before?: string; poor: boolean };
+      const rows = await listDiscoveries(app.database.db, request.principal.tenant, {
+        limit: query.limit,
+        before: query.before === undefined ? undefined : new Date(query.before),
+        poorOnly: query.poor,
+      });
+      return {
+        discoveries: rows.map((r) => ({
+          discovery_id: r.id,
+          at: r.at.toISOString(),
+          subject: r.subject,
+          query: r.query,
+          shortlist: r.shortlist,
+          search_mode: r.searchMode,
+          low_confidence: r.lowConfidence,
+          latency_ms: Math.round(r.latencyMs * 100) / 100,
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Principal } from '../auth/principal.js';
+import type { Db } from '../db/client.js';
+import type { QueryEmbeddings } from '../embedding/query-cache.js';
+import { type ToolCard, documentOf, toCard } from '../tools/views.js';
+import type { CatalogStatsCache } from './catalog-cache.js';
+import type { Format } from './formats.js';
+import { renderTool } from './formats.js';
+import { BM25_PARAMS, FUSION_PARAMS, fuse, type RankingMode } from './fusion.js';
+import { appendDiscovery } from './log-repository.js';
+import { prepareQuery } from './query.js';
+import { type DiscoveryFilters, retrieveCandidates, shortlistRows } from './repository.js';
+
+export interface DiscoverInput {
+  query: string;
+  top_k: number;
+  format: Format;
+  filters?: DiscoveryFilters;
+  /** Legs to rank with; hybrid degrades to lexical when no query vector can be had. */
+  mode?: RankingMode;
+}
+
+export type SearchMode = RankingMode;
+
+export interface DiscoveredTool {
+  name: string;
+  version: string;
+  score: number;
+  card: ToolCard;
+  schema: Record<string, unknown>;
+}
+
+export interface DiscoverResult {
+  discovery_id: string;
+  tools: DiscoveredTool[];
+  tokens: { shortlist: number; catalog: number };
+  low_confidence: boolean;
+  search_mode: SearchMode;
+}
+
+/** Milliseconds spent per stage of one discovery (for metrics and the log). */
+export interface StageTimings {
+  embedding: number;
+  retrieval: number;
+  fusion: number;
+  rendering: number;
+  total: number;
+}
+
+/** How many candidates each retrieval leg contributes to fusion. */
+const CANDIDATE_DEPTH = 100;
+
+/**
+ * Discovery: the caller's scopes filter every query inside SQL; both legs rank the rest; the
+ * fused shortlist comes back with full schemas in the requested format.
+ */
+export class DiscoveryService {
+  constructor(
+    private readonly db: Db,
+    private readonly embeddings: QueryEmbeddings | undefined,
+    private readonly stats: CatalogStatsCache,
+    private readonly onTimings: (timings: StageTimings, mode: SearchMode) => void = () => undefined,
+  ) {}
+
+  async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
+    const started = performance.now();
+    const query = prepareQuery(input.query);
+    const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
+    const filters = input.filters ?? {};
+
+    const requested = input.mode ?? 'hybrid';
+    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(query.text) : undefined;
+    const searchMode: SearchMode = vector ? requested : 'lexical';
+    const embedded = performance.now();
+    const stats = await this.stats.get(this.db, principal.tenant, principal.scopes);
+    const candidates = await retrieveCandidates(this.db, {
+      visibility,
+      filters,
+      text: query.lexicalText,
+      nameTokens: query.nameTokens,
+      stats,
+      bm25: BM25_PARAMS,
+      vector: vector && this.embeddings ? { model: this.embeddings.model, values: vector } : undefined,
+      depth: CANDIDATE_DEPTH,
+    });
+    const retrieved = performance.now();
+    const { ranked, lowConfidence } = fuse(candidates, FUSION_PARAMS, searchMode);
+    const top = ranked.slice(0, input.top_k);
+    const fused = performance.now();
+
+    const rows = new Map((await shortlistRows(this.db, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
+    const tools: DiscoveredTool[] = [];
+    let shortlistTokens = 0;
+    for (const { toolId, score } of top) {
+      const row = rows.get(toolId);
+      if (!row) continue; // changed or retired between the two reads: never show it
+      tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema: renderTool(documentOf(row), input.format) });
+      shortlistTokens += (row.tokenCosts as Record<Format, number>)[input.format] ?? 0;
+    }
+    const result: DiscoverResult = {
+      discovery_id: randomUUID(),
+      tools,
+      tokens: { shortlist: shortlistTokens, catalog: stats.catalogTokens[input.format] },
+      low_confidence: lowConfidence,
+      search_mode: searchMode,
+    };
+    const rendered = performance.now();
+
+    await appendDiscovery(this.db, {
+      id: result.discovery_id,
+      tenantId: principal.tenant,
+      subject: principal.subject,
+      query: query.text,
+      topK: input.top_k,
+      format: input.format,
+      filters: input.filters ? { ...input.filters } : null,
+      shortlist: tools.map((t) => ({ name: t.name, version: t.version, score: t.score })),
+      searchMode,
+      lowConfidence,
+      topScore: tools[0]?.score ?? null,
+      withheld: stats.withheld,
+      latencyMs: rendered - started,
+    });
+    this.onTimings(
+      { embedding: embedded - started, retrieval: retrieved - embedded, fusion: fused - retrieved, rendering: rendered - fused, total: performance.now() - started },
+      searchMode,
+    );
+    return result;
+  }
+}

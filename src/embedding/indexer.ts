@@ -1,0 +1,94 @@
+import type { FastifyBaseLogger } from 'fastify';
+
+import type { Db } from '../db/client.js';
+import { cardEmbeddingTexts } from './card-texts.js';
+import type { Embedder } from './provider.js';
+import { saveEmbeddings, staleTools } from './repository.js';
+
+export interface IndexerOptions {
+  /** Tools embedded per embedder call batch. */
+  batchSize: number;
+  /** Delay before retrying after a failure, and the period of the safety sweep. */
+  retryMs: number;
+}
+
+/**
+ * Keeps tool vectors current. Registration only notifies; the indexer embeds stale tools in
+ * batches in the background, so a failing embedder never fails a publish. A periodic sweep
+ * catches whatever was missed (failures, other replicas' writes, a new model).
+ */
+export class EmbeddingIndexer {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** 'ok', or the last failure while embedding. */
+  status = 'ok';
+
+  constructor(
+    private readonly db: Db,
+    private readonly embedder: Embedder,
+    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
+    private readonly options: IndexerOptions = { batchSize: 64, retryMs: 5_000 },
+  ) {}
+
+  /** Starts the periodic sweep and runs one now. */
+  start(): void {
+    this.timer = setInterval(() => this.notify(), this.options.retryMs);
+    this.timer.unref();
+    this.notify();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Something changed: sweep soon (coalesces bursts of registrations into batches). */
+  notify(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Resolves once every active tool has current vectors (or the embedder failed). */
+  async flush(): Promise<void> {
+    this.notify();
+    while (this.running) await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        while (!this.stopped && (await this.sweepBatch()) > 0);
+        this.status = 'ok';
+      } catch (error) {
+        this.status = `failing: ${(error as Error).message}`;
+        this.log.warn({ err: error }, 'embedding tools failed; discovery stays lexical for them until a retry succeeds');
+        return;
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  /** Embeds one batch of stale tools; returns how many were embedded. */
+  private async sweepBatch(): Promise<number> {
+    const batch = await staleTools(this.db, this.embedder.model, this.options.batchSize);
+    if (batch.length === 0) return 0;
+    const texts = batch.map(cardEmbeddingTexts);
+    const vectors = await this.embedder.embed(texts.flat());
+    let offset = 0;
+    for (const [i, tool] of batch.entries()) {
+      const count = texts[i]!.length;
+      await saveEmbeddings(this.db, tool.id, this.embedder.model, tool.contentHash, vectors.slice(offset, offset + count));
+      offset += count;
+    }
+    return batch.length;
+  }
+}

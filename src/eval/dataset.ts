@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { splitIdentifier } from '../tools/card-text.js';
+
+/** One line of tools.jsonl in the shared benchmark format. */
+export interface DatasetTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  category?: string | null;
+}
+
+/** One line of queries.jsonl. */
+export interface DatasetQuery {
+  id: string;
+  query: string;
+  relevant: string[];
+}
+
+async function readJsonl<T>(path: string): Promise<T[]> {
+  const text = await readFile(path, 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      try {
+        return JSON.parse(line) as T;
+      } catch {
+        throw new Error(`${path}:${i + 1}: not valid JSON`);
+      }
+    });
+}
+
+/** Loads tools.jsonl and queries.jsonl from a dataset folder. */
+export async function loadDataset(dir: string): Promise<{ tools: DatasetTool[]; queries: DatasetQuery[] }> {
+  const [tools, queries] = await Promise.all([readJsonl<DatasetTool>(join(dir, 'tools.jsonl')), readJsonl<DatasetQuery>(join(dir, 'queries.jsonl'))]);
+  return { tools, queries };
+}
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A registrable document for a dataset tool. Real-world schemas often break the registry's
+ * publishing rules (a required parameter without a description, a non-object root); the eval
+ * measures retrieval, so such gaps are filled minimally and counted, never silently.
+ */
+export function toToolDocument(tool: DatasetTool): { document: JsonObject; repairs: string[] } {
+  const repairs: string[] = [];
+  let parameters: JsonObject = isObject(tool.parameters) ? structuredClone(tool.parameters) : {};
+  if (parameters.type !== 'object') {
+    parameters = { type: 'object', properties: { input: { ...parameters, description: 'input' } } };
+    repairs.push('wrapped a non-object parameters root');
+  }
+  const stack: JsonObject[] = [parameters];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const properties = isObject(node.properties) ? node.properties : {};
+    for (const name of Array.isArray(node.required) ? node.required : []) {
+      if (typeof name !== 'string') continue;
+      const property = properties[name];
+      if (!isObject(property)) {
+        properties[name] = { description: splitIdentifier(name) };
+        repairs.push(`defined required parameter ${name}`);
+      } else if (typeof property.description !== 'string' || property.description.trim() === '') {
+        property.description = splitIdentifier(name);
+        repairs.push(`described required parameter ${name}`);
+      }
+    }
+    for (const property of Object.values(properties)) if (isObject(property)) stack.push(property);
+  }
+  if (parameters.$schema !== undefined) delete parameters.$schema;
+  return {
+    document: {
+      name: tool.name,
+      version: '1.0.0',
+      description: tool.description.trim() || splitIdentifier(tool.name),
+      ...(tool.category ? { category: tool.category.slice(0, 64) } : {}),
+      parameters,
+    },
+    repairs,
+  };
+}

@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, inject } from 'vitest';
+
+import { type Database, fromPglite, openPostgres } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+import './provided.js';
+
+/**
+ * The database legs every database-backed test runs on. Each test file gets its own clean,
+ * migrated database per leg:
+ * - `pglite`: PGlite in-process, cloned from the template the global setup built;
+ * - `pglite-socket`: a clone served over the PostgreSQL wire protocol, reached through `pg`;
+ * - `postgres`: real PostgreSQL with pgvector (TEST_DATABASE_URL or a testcontainers container),
+ *   one schema per file; skipped, with the reason in the suite title, when neither is available.
+ */
+export type LegName = 'pglite' | 'pglite-socket' | 'postgres';
+
+/** An open test database and how to dispose of it. */
+export interface TestDatabase {
+  leg: LegName;
+  database: Database;
+  /** The connection URL on wire legs (pglite-socket, postgres). */
+  url: string | undefined;
+  /** Opens a second, independent pool on the same database (wire legs only). */
+  connect(poolSize?: number): Promise<Database>;
+  close(): Promise<void>;
+}
+
+export interface Leg {
+  name: LegName;
+  title: string;
+  /** Why the leg cannot run here, or undefined when it can. */
+  skip: string | undefined;
+  open(): Promise<TestDatabase>;
+}
+
+// pglite-socket serves 8 connections (see below); test pools stay under that.
+const SOCKET_MAX_CONNECTIONS = 8;
+const TEST_POOL_SIZE = 4;
+
+let template: Blob | undefined;
+
+/** A fresh in-process PGlite holding the migrated template. */
+export async function clonePglite(): Promise<PGlite> {
+  template ??= new Blob([readFileSync(inject('pgliteTemplate'))]);
+  return PGlite.create({ loadDataDir: template, extensions: { vector } });
+}
+
+async function openInProcess(): Promise<TestDatabase> {
+  const client = await clonePglite();
+  const database = fromPglite(client);
+  return {
+    leg: 'pglite',
+    database,
+    url: undefined,
+    connect: () => Promise.reject(new Error('the in-process leg has no wire protocol')),
+    close: () => client.close(),
+  };
+}
+
+/** PGlite behind PGLiteSocketServer: maxConnections above 1 so a pg.Pool works (the default of 1 resets). */
+async function openSocket(): Promise<TestDatabase> {
+  const client = await clonePglite();
+  const server = new PGLiteSocketServer({ db: client, host: '127.0.0.1', port: 0, maxConnections: SOCKET_MAX_CONNECTIONS });
+  await server.start();
+  const url = `postgres://postgres:postgres@${server.getServerConn()}/postgres`;
+  const pools: Database[] = [];
+  const connect = async (poolSize = TEST_POOL_SIZE) => {
+    const database = await openPostgres(url, poolSize);
+    pools.push(database);
+    return database;
+  };
+  const database = await connect();
+  return {
+    leg: 'pglite-socket',
+    database,
+    url,
+    connect,
+    close: async () => {
+      for (const pool of pools) await pool.close();
+      await server.stop();
+      await client.close();
+    },
+  };
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema},public`);
+  return parsed.toString();
+}
+
+/** A private schema in the external PostgreSQL (pgvector's types stay in public), migrated. */
+async function openExternal(baseUrl: string): Promise<TestDatabase> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = withSearchPath(baseUrl, schema);
+  const pools: Database[] = [];
+  const connect = async (poolSize = TEST_POOL_SIZE) => {
+    const database = await openPostgres(url, poolSize);
+    pools.push(database);
+    return database;
+  };
+  const database = await connect();
+  await migrate(database);
+  return {
+    leg: 'postgres',
+    database,
+    url,
+    connect,
+    close: async () => {
+      for (const pool of pools) await pool.close();
+      const cleanup = new pg.Client({ connectionString: baseUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop schema ${schema} cascade`);
+      await cleanup.end();
+    },
+  };
+}
+
+/** Every leg, with the reason when one cannot run here. */
+export function databaseLegs(): Leg[] {
+  const external = inject('externalPostgres');
+  return [
+    { name: 'pglite', title: 'on PGlite in-process', skip: undefined, open: openInProcess },
+    { name: 'pglite-socket', title: 'on PGlite over the wire (pglite-socket + pg)', skip: undefined, open: openSocket },
+    {
+      name: 'postgres',
+      title: `on PostgreSQL + pgvector (${external.source})`,
+      skip: external.url === null ? external.source : undefined,
+      open: () => openExternal(external.url!),
+    },
+  ];
+}
+
+/** Access to the current leg's database inside a `forEachDatabase` suite (valid from beforeAll on). */
+export interface DatabaseHandle {
+  readonly leg: LegName;
+  readonly current: TestDatabase;
+  readonly database: Database;
+}
+
+/**
+ * Declares `suite` once per database leg, each in its own describe with a clean database opened
+ * before and closed after it. A leg that cannot run is declared as a skipped describe whose
+ * title says why, so the skip shows in every report (never silent).
+ */
+export function forEachDatabase(suite: (db: DatabaseHandle) => void): void {
+  for (const leg of databaseLegs()) {
+    let opened: TestDatabase | undefined;
+    const handle: DatabaseHandle = {
+      leg: leg.name,
+      get current() {
+        if (!opened) throw new Error(`database for leg ${leg.name} is not open (use it from beforeAll or a test)`);
+        return opened;
+      },
+      get database() {
+        return this.current.database;
+      },
+    };
+    if (leg.skip !== undefined) {
+      describe.skip(`${leg.title}: SKIPPED, ${leg.skip}`, () => suite(handle));
+      continue;
+    }
+    describe(leg.title, () => {
+      beforeAll(async () => {
+        opened = await leg.open();
+      });
+      afterAll(async () => {
+        await opened?.close();
+        opened = undefined;
+      });
+      suite(handle);
+    });
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+
+import { fromPglite } from '../../src/db/client.js';
+import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
+import type { ExternalPostgres } from './provided.js';
+
+const ROOT = new URL('../../', import.meta.url);
+const CACHE_DIR = join(ROOT.pathname, 'node_modules', '.cache', 'tool-registry-tests');
+
+function packageVersion(name: string): string {
+  return (JSON.parse(readFileSync(join(ROOT.pathname, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * The migrated PGlite template: initdb plus migrations take seconds, so it is built once and kept
+ * in node_modules/.cache, keyed by the migrations and the PGlite versions (a clean clone rebuilds it).
+ */
+async function pgliteTemplate(): Promise<string> {
+  const key = createHash('sha256');
+  key.update(`${packageVersion('@electric-sql/pglite')} ${packageVersion('@electric-sql/pglite-pgvector')}\n`);
+  for (const file of readdirSync(MIGRATIONS_DIR).sort()) key.update(`${file}\n`).update(readFileSync(join(MIGRATIONS_DIR, file)));
+  const path = join(CACHE_DIR, `pglite-template-${key.digest('hex').slice(0, 16)}.tar`);
+  if (existsSync(path)) return path;
+
+  const client = await PGlite.create({ extensions: { vector } });
+  try {
+    await migrate(fromPglite(client));
+    const dump = await client.dumpDataDir('none');
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const partial = `${path}.${process.pid}.partial`;
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, path);
+  } finally {
+    await client.close();
+  }
+  return path;
+}
+
+/** Docker is worth asking testcontainers about only when a socket or DOCKER_HOST exists. */
+function dockerHint(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock') || existsSync(join(process.env.HOME ?? '/', '.docker', 'run', 'docker.sock'));
+}
+
+async function ensureVector(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('create extension if not exists vector');
+  } finally {
+    await client.end();
+  }
+}
+
+/** The external PostgreSQL leg: TEST_DATABASE_URL, else a pgvector container when Docker works. */
+async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: () => Promise<void> }> {
+  const none = async () => undefined;
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    await ensureVector(url);
+    return { provided: { url, source: 'TEST_DATABASE_URL' }, stop: none };
+  }
+  if (!dockerHint()) {
+    return { provided: { url: null, source: 'no Docker engine (no DOCKER_HOST, no docker.sock) and TEST_DATABASE_URL is unset' }, stop: none };
+  }
+  let testcontainers: typeof import('testcontainers');
+  try {
+    testcontainers = await import('testcontainers');
+  } catch (error) {
+    return { provided: { url: null, source: `testcontainers failed to load on Node ${process.version}: ${(error as Error).message}` }, stop: none };
+  }
+  try {
+    await testcontainers.getContainerRuntimeClient();
+  } catch (error) {
+    return { provided: { url: null, source: `no working container runtime: ${(error as Error).message}` }, stop: none };
+  }
+  const container = await new testcontainers.GenericContainer('pgvector/pgvector:pg17')
+    .withEnvironment({ POSTGRES_PASSWORD: 'test', POSTGRES_DB: 'registry' })
+    .withExposedPorts(5432)
+    .withWaitStrategy(testcontainers.Wait.forLogMessage(/database system is ready to accept connections/, 2))
+    .start();
+  const containerUrl = `postgres://postgres:test@${container.getHost()}:${container.getMappedPort(5432)}/registry`;
+  await ensureVector(containerUrl);
+  return { provided: { url: containerUrl, source: 'testcontainers pgvector/pgvector:pg17' }, stop: async () => void (await container.stop()) };
+}
+
+/** Vitest global setup: builds the PGlite template and finds (or starts) an external PostgreSQL. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  project.provide('pgliteTemplate', await pgliteTemplate());
+  const external = await externalPostgres();
+  project.provide('externalPostgres', external.provided);
+  if (external.provided.url === null) {
+    console.warn(`\n[tests] PostgreSQL leg SKIPPED: ${external.provided.source}. Set TEST_DATABASE_URL or run where Docker works to include it.\n`);
+  } else {
+    console.info(`\n[tests] PostgreSQL leg runs on ${external.provided.source}\n`);
+  }
+  return external.stop;
+}
