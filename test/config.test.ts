@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+
+import { ConfigError, loadConfig } from '../src/config.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`configuration ${JSON.stringify(env)} was accepted`);
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      dataDir: './data',
+      jwt: {
+        secret: undefined,
+        publicKey: undefined,
+        jwksUrl: undefined,
+        issuer: undefined,
+        audience: undefined,
+        clockToleranceSeconds: 30,
+        tenantClaim: 'tenant_id',
+        scopeClaim: 'scope',
+      },
+      embedding: { provider: 'local', url: undefined, model: undefined, apiKey: undefined, timeoutMs: 2000 },
+      logLevel: 'info',
+      limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
+      shutdownTimeoutMs: 10000,
+    });
+  });
+
+  it('converts and applies set values', () => {
+    const config = loadConfig({
+      PORT: '9090',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@db/registry',
+      DATA_DIR: 'memory://',
+      JWT_ISSUER: 'https://idp',
+      JWT_AUDIENCE: 'registry',
+      TENANT_CLAIM: 'org',
+      SCOPE_CLAIM: 'permissions',
+      JWT_SECRET: 's'.repeat(32),
+      EMBEDDING_PROVIDER: 'none',
+      LOG_LEVEL: 'warn',
+      BODY_LIMIT_BYTES: '4096',
+      MAX_DESCRIPTION_LENGTH: '64',
+      MAX_SUMMARY_LENGTH: '32',
+      MAX_SCHEMA_DEPTH: '8',
+    });
+    expect(config).toMatchObject({
+      port: 9090,
+      host: '127.0.0.1',
+      databaseUrl: 'postgres://u:p@db/registry',
+      dataDir: 'memory://',
+      jwt: { issuer: 'https://idp', audience: 'registry', tenantClaim: 'org', scopeClaim: 'permissions', secret: 's'.repeat(32) },
+      embedding: { provider: 'none' },
+      logLevel: 'warn',
+      limits: { bodyBytes: 4096, descriptionLength: 64, summaryLength: 32, schemaDepth: 8 },
+    });
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ PORT: '', JWT_SECRET: '', DATABASE_URL: '' })).toMatchObject({ port: 8080, databaseUrl: undefined, jwt: { secret: undefined } });
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(() => loadConfig({ SOMETHING_ELSE: 'x', PATH: '/bin' })).not.toThrow();
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['JWT_SECRET', 'too-short'],
+    ['JWKS_URL', 'file:///etc/jwks.json'],
+    ['EMBEDDING_PROVIDER', 'magic'],
+    ['LOG_LEVEL', 'verbose'],
+    ['BODY_LIMIT_BYTES', '10'],
+    ['MAX_DESCRIPTION_LENGTH', '1.5'],
+    ['JWT_CLOCK_TOLERANCE_SECONDS', '-1'],
+    ['SHUTDOWN_TIMEOUT_MS', 'soon'],
+  ])('names the variable in the error: %s=%s', (name, value) => {
+    expect(configError({ [name]: value }).message).toContain(name);
+  });
+
+  it('reports every invalid variable at once', () => {
+    const { message } = configError({ PORT: 'x', LOG_LEVEL: 'loud' });
+    expect(message).toContain('PORT');
+    expect(message).toContain('LOG_LEVEL');
+  });
+
+  it('refuses JWT_SECRET together with JWT_PUBLIC_KEY or JWKS_URL', () => {
+    expect(configError({ JWT_SECRET: 's'.repeat(32), JWT_PUBLIC_KEY: 'pem' }).message).toMatch(/JWT_SECRET cannot be combined/);
+    expect(configError({ JWT_SECRET: 's'.repeat(32), JWKS_URL: 'https://idp/jwks' }).message).toMatch(/JWT_SECRET cannot be combined/);
+  });
+
+  it('refuses JWT_PUBLIC_KEY together with JWKS_URL', () => {
+    expect(configError({ JWT_PUBLIC_KEY: 'pem', JWKS_URL: 'https://idp/jwks' }).message).toMatch(/either JWT_PUBLIC_KEY or JWKS_URL/);
+  });
+
+  it('needs EMBEDDING_URL and EMBEDDING_MODEL for the openai provider', () => {
+    expect(configError({ EMBEDDING_PROVIDER: 'openai' }).message).toMatch(/EMBEDDING_URL and EMBEDDING_MODEL/);
+    expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', EMBEDDING_URL: 'http://localhost:1/v1', EMBEDDING_MODEL: 'm' }).embedding.provider).toBe('openai');
+  });
+
+  it('turns literal \\n in JWT_PUBLIC_KEY into newlines', () => {
+    expect(loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nabc\\n-----END PUBLIC KEY-----' }).jwt.publicKey).toBe(
+      '-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----',
+    );
+  });
+});
