@@ -3,7 +3,10 @@ import type { IncomingMessage } from 'node:http';
 
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 
+import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
+import authorizeRoutes from './authorize/routes.js';
+import { AuthorizeService } from './authorize/service.js';
 import type { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -14,11 +17,18 @@ import { DiscoveryService } from './discovery/service.js';
 import { EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
+import cors from './http/cors.js';
 import errorHandler from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
+import principalRateLimit from './http/rate-limit.js';
+import mcpRoutes from './mcp/routes.js';
+import metricsPlugin from './metrics/plugin.js';
+import learningRoutes from './learning/routes.js';
+import { LearningService } from './learning/service.js';
 import toolRoutes from './tools/routes.js';
 import { ToolService } from './tools/service.js';
+import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
 
 /** What the app needs from the outside world; the caller opens and migrates the database. */
@@ -68,15 +78,30 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
+  await app.register(metricsPlugin);
   await app.register(databasePlugin, { database: deps.database, owned: deps.ownsDatabase });
   await app.register(authPlugin, { verify: deps.verify });
+  await app.register(cors, { origins: deps.config.cors.origins });
+  // Before every route it limits (discover, authorize, mcp): it tags them as they are added.
+  await app.register(principalRateLimit, { limits: deps.config.rateLimit });
 
   const { db } = deps.database;
   const tools = new ToolService(db);
   const catalogStats = new CatalogStatsCache();
   const indexer = deps.embedder ? new EmbeddingIndexer(db, deps.embedder, app.log) : undefined;
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
-  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats);
+  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, (timings, mode) => app.metrics.observeDiscovery(timings, mode));
+  if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
+  if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
+  const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify());
+  const authorize = new AuthorizeService(
+    db,
+    deps.config.learning,
+    (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
+    () => indexer?.notify(),
+  );
+  app.addHook('onReady', async () => learning.start());
+  app.addHook('onClose', async () => learning.stop());
   tools.onChange((row) => {
     catalogStats.invalidate(row.tenantId);
     indexer?.notify();
@@ -92,8 +117,13 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   });
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
-    await api.register(toolRoutes, { tools, limits: deps.config.limits });
+    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits });
     await api.register(discoveryRoutes, { discovery });
+    await api.register(authorizeRoutes, { authorize });
+    await api.register(auditRoutes);
+    await api.register(learningRoutes, { learning });
   });
+  await app.register(mcpRoutes, { discovery, tools });
+  await app.register(uiRoutes);
   return app;
 }

@@ -32,6 +32,16 @@ const EnvSchema = Type.Object({
   MAX_SUMMARY_LENGTH: Type.Integer({ minimum: 16, maximum: 10000, default: 200 }),
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 10000 }),
+  LEARNING_ENABLED: Type.Boolean({ default: true }),
+  LEARNED_ALIAS_MIN_MISSES: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  LEARNED_ALIAS_MAX_PER_TOOL: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+  LEARNED_ALIAS_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  // Requests per minute per principal (tenant + subject) and replica; 0 disables the limit.
+  RATE_LIMIT_DISCOVER_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
+  RATE_LIMIT_AUTHORIZE_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 3000 }),
+  RATE_LIMIT_MCP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1200 }),
+  // Comma-separated browser origins allowed by CORS ('*' for any); unset: same-origin only.
+  CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -67,6 +77,17 @@ export interface Config {
     schemaDepth: number;
   };
   shutdownTimeoutMs: number;
+  learning: {
+    enabled: boolean;
+    /** Misses of the same query before it counts as an alias. */
+    minMisses: number;
+    maxPerTool: number;
+    ttlDays: number;
+  };
+  /** Requests per minute per principal and replica; 0 means unlimited. */
+  rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number };
+  /** Origins allowed by CORS: empty means same-origin only, ['*'] any origin. */
+  cors: { origins: string[] };
 }
 
 const envValidator = Compile(EnvSchema);
@@ -135,5 +156,31 @@ function toConfig(env: Env): Config {
       schemaDepth: env.MAX_SCHEMA_DEPTH,
     },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    learning: {
+      enabled: env.LEARNING_ENABLED,
+      minMisses: env.LEARNED_ALIAS_MIN_MISSES,
+      maxPerTool: env.LEARNED_ALIAS_MAX_PER_TOOL,
+      ttlDays: env.LEARNED_ALIAS_TTL_DAYS,
+    },
+    rateLimit: {
+      discoverPerMinute: env.RATE_LIMIT_DISCOVER_PER_MINUTE,
+      authorizePerMinute: env.RATE_LIMIT_AUTHORIZE_PER_MINUTE,
+      mcpPerMinute: env.RATE_LIMIT_MCP_PER_MINUTE,
+    },
+    cors: { origins: corsOrigins(env.CORS_ORIGINS) },
   };
+}
+
+/** Parses CORS_ORIGINS: exact origins (scheme://host[:port]) or a lone '*'. */
+function corsOrigins(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const origins = value.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError("CORS_ORIGINS: '*' cannot be combined with other origins");
+    return ['*'];
+  }
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new ConfigError(`CORS_ORIGINS: '${origin}' is not an origin like https://ui.example.com`);
+  }
+  return origins;
 }

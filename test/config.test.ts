@@ -33,6 +33,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
       shutdownTimeoutMs: 10000,
+      rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
+      cors: { origins: [] },
     });
   });
 

@@ -11,12 +11,23 @@ export async function appendAudit(executor: Executor, entry: AuditEntry): Promis
   await executor.insert(auditLog).values(entry);
 }
 
-/** A tenant's audit records, newest first, keyset-paginated by id. */
-export async function listAudit(executor: Executor, tenantId: string, limit: number, beforeId?: number): Promise<AuditRow[]> {
+/** A tenant's audit records, newest first, keyset-paginated by id, optionally by action or tool. */
+export async function listAudit(
+  executor: Executor,
+  tenantId: string,
+  options: { limit: number; before?: number; action?: string; tool?: string },
+): Promise<AuditRow[]> {
   return executor
     .select()
     .from(auditLog)
-    .where(and(eq(auditLog.tenantId, tenantId), beforeId === undefined ? undefined : lt(auditLog.id, beforeId)))
+    .where(
+      and(
+        eq(auditLog.tenantId, tenantId),
+        options.before === undefined ? undefined : lt(auditLog.id, options.before),
+        options.action === undefined ? undefined : eq(auditLog.action, options.action),
+        options.tool === undefined ? undefined : eq(auditLog.toolName, options.tool),
+      ),
+    )
     .orderBy(desc(auditLog.id))
-    .limit(limit);
+    .limit(options.limit);
 }

@@ -28,6 +28,8 @@ export interface Database {
   withMigrationLock<T>(fn: (session: MigrationSession) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connection pool counters (node-postgres); absent for PGlite, a single in-process connection. */
+  pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
 }
 
 // Arbitrary constant shared by every replica: pg_advisory_xact_lock key for migrations.
@@ -72,6 +74,7 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
     },
     ping: async () => void (await pool.query('select 1')),
     close: () => pool.end(),
+    pool,
   };
 }
 

@@ -41,6 +41,7 @@ export const tools = pgTable('tools', {
   searchCard: text('search_card').notNull(),
   searchBody: text('search_body').notNull(),
   searchParams: text('search_params').notNull(),
+  searchLearned: text('search_learned').notNull().default(''),
   lenA: smallint('len_a').notNull().default(0),
   lenB: smallint('len_b').notNull().default(0),
   lenC: smallint('len_c').notNull().default(0),
@@ -99,3 +100,20 @@ export const discoveryLog = pgTable('discovery_log', {
 });
 
 export type ToolRow = typeof tools.$inferSelect;
+
+export const toolUsage = pgTable('tool_usage', {
+  toolId: bigint('tool_id', { mode: 'number' }).primaryKey(),
+  tenantId: text('tenant_id').notNull(),
+  calls: bigint('calls', { mode: 'number' }).notNull(),
+  lastCalledAt: timestamp('last_called_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const learnedAliases = pgTable('learned_aliases', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  toolId: bigint('tool_id', { mode: 'number' }).notNull(),
+  tenantId: text('tenant_id').notNull(),
+  query: text('query').notNull(),
+  misses: integer('misses').notNull(),
+  firstSeen: timestamp('first_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  lastSeen: timestamp('last_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});

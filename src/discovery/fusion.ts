@@ -26,6 +26,8 @@ export interface Evidence {
   cosine: number | null;
   cosineLow: number | null;
   cosineHigh: number | null;
+  /** Allowed calls so far; absent counts as none. */
+  calls?: number;
 }
 
 export interface FusionParams {
@@ -37,6 +39,11 @@ export interface FusionParams {
   cosineFloor: number;
   /** Without any lexical match, the best cosine must reach this not to be flagged. */
   cosineFloorWithoutLexical: number;
+  /**
+   * Most a popularity prior (log of allowed calls, relative to the most-called candidate) adds to a
+   * score: enough to reorder near-ties, too little to lift an irrelevant tool over a relevant one.
+   */
+  popularityWeight: number;
 }
 
 /**
@@ -45,7 +52,7 @@ export interface FusionParams {
  * shortlist for ~0.7% of real ones. The sentence encoder rates gibberish ~0.5 similar to tools,
  * which is why the absence of any lexical match must weigh in.
  */
-export const FUSION_PARAMS: FusionParams = { lexicalWeight: 0.3, emptyFloor: 0.3, cosineFloor: 0.35, cosineFloorWithoutLexical: 0.6 };
+export const FUSION_PARAMS: FusionParams = { lexicalWeight: 0.3, emptyFloor: 0.3, cosineFloor: 0.35, cosineFloorWithoutLexical: 0.6, popularityWeight: 0.02 };
 
 export interface Ranked {
   toolId: number;
@@ -83,6 +90,7 @@ export function fuse(evidence: Evidence[], params: FusionParams = FUSION_PARAMS,
   const lexicalMatch = maxLexical > 0;
   const topCosine = hybrid ? Math.max(...evidence.map((e) => e.cosine ?? -1)) : null;
 
+  const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
   const ranked = evidence.map((e): Ranked => {
     const lexical = maxLexical > 0 ? (e.lexical ?? 0) / maxLexical : 0;
     let score = lexical;
@@ -92,6 +100,9 @@ export function fuse(evidence: Evidence[], params: FusionParams = FUSION_PARAMS,
       const vector = e.cosine === null ? 0 : span > 0 ? (e.cosine - low) / span : 1;
       score = params.lexicalWeight * lexical + (1 - params.lexicalWeight) * vector;
     }
+    // The prior takes its share of the 0..1 scale, so it can separate tools tied at the top.
+    const popularity = maxCalls > 0 ? Math.log1p(e.calls ?? 0) / Math.log1p(maxCalls) : 0;
+    score = (1 - params.popularityWeight) * score + params.popularityWeight * popularity;
     return { toolId: e.toolId, score: e.exact ? 1 : round(score), lexical: e.lexical, cosine: e.cosine, exact: e.exact };
   });
   ranked.sort(byScore);

@@ -69,6 +69,8 @@ export interface Candidate {
   /** Lowest and highest cosine over every candidate the caller may see (for normalization). */
   cosineLow: number | null;
   cosineHigh: number | null;
+  /** Allowed calls of the tool so far (the popularity prior). */
+  calls: number;
 }
 
 export interface RetrievalRequest {
@@ -151,14 +153,16 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
         from vall
       )
       select coalesce(l.tool_id, v.tool_id) as tool_id, l.score as lexical, l.rank as lexical_rank, coalesce(l.exact, false) as exact,
-             v.sim as cosine, v.rank as vector_rank, v.lo as cosine_low, v.hi as cosine_high
+             v.sim as cosine, v.rank as vector_rank, v.lo as cosine_low, v.hi as cosine_high,
+             (select u.calls from tool_usage u where u.tool_id = coalesce(l.tool_id, v.tool_id)) as calls
       from lex l
       full join (select * from vec where rank <= ${depth} or tool_id in (select tool_id from lex)) v on v.tool_id = l.tool_id`;
   } else {
     statement = sql`
       with ${lexical}
       select tool_id, score as lexical, rank as lexical_rank, exact,
-             null::float8 as cosine, null::bigint as vector_rank, null::float8 as cosine_low, null::float8 as cosine_high
+             null::float8 as cosine, null::bigint as vector_rank, null::float8 as cosine_low, null::float8 as cosine_high,
+             (select u.calls from tool_usage u where u.tool_id = lex.tool_id) as calls
       from lex`;
   }
   const rows = await rowsOf<Record<string, unknown>>(executor.execute(statement));
@@ -172,6 +176,7 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
     vectorRank: num(r.vector_rank),
     cosineLow: num(r.cosine_low),
     cosineHigh: num(r.cosine_high),
+    calls: num(r.calls) ?? 0,
   }));
 }
 

@@ -41,10 +41,19 @@ export interface DiscoverResult {
 
 /** Milliseconds spent per stage of one discovery (for metrics and the log). */
 export interface StageTimings {
+  /** Query embedding (cache lookup, or the embedder call on a miss). */
   embedding: number;
+  /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
+  stats: number;
+  /** Both retrieval legs (lexical BM25F and vector), one SQL statement. */
   retrieval: number;
   fusion: number;
+  /** Reading the shortlist's full rows. */
+  fetch: number;
+  /** Cards and schemas in the requested format. */
   rendering: number;
+  /** Appending the discovery log entry. */
+  log: number;
   total: number;
 }
 
@@ -74,6 +83,7 @@ export class DiscoveryService {
     const searchMode: SearchMode = vector ? requested : 'lexical';
     const embedded = performance.now();
     const stats = await this.stats.get(this.db, principal.tenant, principal.scopes);
+    const counted = performance.now();
     const candidates = await retrieveCandidates(this.db, {
       visibility,
       filters,
@@ -90,6 +100,7 @@ export class DiscoveryService {
     const fused = performance.now();
 
     const rows = new Map((await shortlistRows(this.db, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
+    const fetched = performance.now();
     const tools: DiscoveredTool[] = [];
     let shortlistTokens = 0;
     for (const { toolId, score } of top) {
@@ -122,8 +133,18 @@ export class DiscoveryService {
       withheld: stats.withheld,
       latencyMs: rendered - started,
     });
+    const logged = performance.now();
     this.onTimings(
-      { embedding: embedded - started, retrieval: retrieved - embedded, fusion: fused - retrieved, rendering: rendered - fused, total: performance.now() - started },
+      {
+        embedding: embedded - started,
+        stats: counted - embedded,
+        retrieval: retrieved - counted,
+        fusion: fused - retrieved,
+        fetch: fetched - fused,
+        rendering: rendered - fetched,
+        log: logged - rendered,
+        total: logged - started,
+      },
       searchMode,
     );
     return result;

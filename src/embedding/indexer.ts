@@ -86,7 +86,7 @@ export class EmbeddingIndexer {
     let offset = 0;
     for (const [i, tool] of batch.entries()) {
       const count = texts[i]!.length;
-      await saveEmbeddings(this.db, tool.id, this.embedder.model, tool.contentHash, vectors.slice(offset, offset + count));
+      await saveEmbeddings(this.db, tool.id, this.embedder.model, tool.stamp, vectors.slice(offset, offset + count));
       offset += count;
     }
     return batch.length;

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { toSql } from 'pgvector';
 
 import { type Db, rowsOf } from '../db/client.js';
@@ -7,37 +7,50 @@ import type { EmbeddableCard } from './card-texts.js';
 
 export interface StaleTool extends EmbeddableCard {
   id: number;
-  contentHash: string;
+  /** Identity of the embedded texts: content hash plus learned aliases. */
+  stamp: string;
 }
+
+// What the vectors were computed from: the document and the learned aliases.
+const STAMP = sql.raw(`md5(t.content_hash || t.search_learned)`);
 
 /** Active tools whose vectors for `model` are missing or older than their content. */
 export async function staleTools(db: Db, model: string, limit: number): Promise<StaleTool[]> {
-  const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; content_hash: string }>(
+  const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_learned: string; stamp: string }>(
     db.execute(sql`
-    select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.content_hash
+    select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_learned, ${STAMP} as stamp
     from ${tools} t
     left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
-    where t.status = 'active' and (e.tool_id is null or e.content_hash <> t.content_hash)
+    where t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})
     order by t.id
     limit ${limit}`),
   );
-  return rows.map((r) => ({ ...r, id: Number(r.id), contentHash: r.content_hash }));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    name: r.name,
+    summary: r.summary,
+    description: r.description,
+    aliases: r.aliases,
+    examples: r.examples,
+    learned: r.search_learned === '' ? [] : r.search_learned.split('\n'),
+    stamp: r.stamp,
+  }));
 }
 
 /**
- * Replaces a tool's vectors for `model` in one transaction. Stamped with the content hash the
- * texts came from, so a tool edited meanwhile stays stale and is embedded again.
+ * Replaces a tool's vectors for `model` in one transaction. Stamped with what the texts came
+ * from, so a tool edited meanwhile stays stale and is embedded again.
  */
-export async function saveEmbeddings(db: Db, toolId: number, model: string, contentHash: string, vectors: number[][]): Promise<void> {
+export async function saveEmbeddings(db: Db, toolId: number, model: string, stamp: string, vectors: number[][]): Promise<void> {
   await db.transaction(async (tx) => {
     // The tool may have been deleted or changed since it was read: only stamp the content we embedded.
-    const [current] = await tx.select({ hash: tools.contentHash }).from(tools).where(eq(tools.id, toolId));
-    if (!current || current.hash !== contentHash) return;
+    const [current] = await rowsOf<{ stamp: string }>(tx.execute(sql`select ${STAMP} as stamp from ${tools} t where t.id = ${toolId}`));
+    if (!current || current.stamp !== stamp) return;
     await tx.execute(sql`delete from tool_embeddings where tool_id = ${toolId} and model = ${model}`);
     for (const [ord, vector] of vectors.entries()) {
       await tx.execute(sql`
         insert into tool_embeddings (tool_id, model, ord, dims, content_hash, embedding)
-        values (${toolId}, ${model}, ${ord}, ${vector.length}, ${contentHash}, ${toSql(vector) as string}::vector)`);
+        values (${toolId}, ${model}, ${ord}, ${vector.length}, ${stamp}, ${toSql(vector) as string}::vector)`);
     }
   });
 }

@@ -54,7 +54,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const log = options.progress ?? (() => undefined);
   const secret = randomBytes(32).toString('base64url');
   // Real-world descriptions run long; the eval measures retrieval, not publishing limits.
-  const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0' });
   const database = await openPglite('memory://');
   await migrate(database);
   const app = await buildApp({ config, database, ownsDatabase: true, verify: createVerifier(config.jwt), embedder: options.embedder });

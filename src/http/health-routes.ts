@@ -14,14 +14,14 @@ const READY_VALUES = new Set(['ok', 'disabled']);
 export default async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
   app.get(
     '/healthz',
-    { schema: { summary: 'Liveness', tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { schema: { summary: 'Liveness', tags: ['operations'], security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
   );
 
   const Readiness = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness: database reachable, migrations applied, embedder loaded', tags: ['operations'], response: { 200: Readiness, 503: Readiness } } },
+    { schema: { summary: 'Readiness: database reachable, migrations applied, embedder loaded', tags: ['operations'], security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
       const checks: Record<string, string> = { ...(await databaseReadiness(app.database)) };
       for (const [name, check] of Object.entries(options.checks ?? {})) checks[name] = check();

@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
 
+import { PolicyRuleSchema } from '../authorize/policy.js';
+
 /** Response schemas shared by routes: they document the API and drive fast serialization. */
 
 export const ErrorResponse = Type.Object(
@@ -43,14 +45,25 @@ const cardFields = {
 
 export const ToolCard = Type.Object(cardFields, { $id: 'ToolCard' });
 
+export const LearnedAlias = Type.Object({
+  id: Type.Integer(),
+  query: Type.String(),
+  misses: Type.Integer(),
+  active: Type.Boolean({ description: 'counts in ranking: seen often enough and not aged out' }),
+  first_seen: Type.String({ format: 'date-time' }),
+  last_seen: Type.String({ format: 'date-time' }),
+});
+
 export const ToolView = Type.Object(
   {
     ...cardFields,
     description: Type.String(),
     parameters: JsonSchema,
     returns: Type.Union([JsonSchema, Type.Null()]),
+    policy: Type.Array(PolicyRuleSchema),
     revision: Type.Integer(),
     created_at: Type.String({ format: 'date-time' }),
+    learned_aliases: Type.Optional(Type.Array(LearnedAlias, { description: 'publishers only' })),
   },
   { $id: 'ToolView', additionalProperties: true, description: 'the stored tool; x- extension fields are returned as sent' },
 );

@@ -1,5 +1,7 @@
 import { type Static, Type } from 'typebox';
 
+import { type PolicyRule, PolicyRuleSchema } from '../authorize/policy.js';
+
 /** Configurable size limits of a tool document. */
 export interface DocumentLimits {
   descriptionLength: number;
@@ -34,6 +36,7 @@ export function toolDocumentSchema(limits: DocumentLimits) {
       side_effects: Type.Optional(Type.Boolean()),
       parameters: JsonSchemaObject,
       returns: Type.Optional(JsonSchemaObject),
+      policy: Type.Optional(Type.Array(PolicyRuleSchema, { maxItems: 32, description: 'argument-level rules checked by /v1/authorize' })),
     },
     { additionalProperties: false, patternProperties: { '^x-': Type.Unknown() } },
   );
@@ -57,5 +60,6 @@ export interface ToolDocument {
   side_effects: boolean;
   parameters: Record<string, unknown>;
   returns: Record<string, unknown> | null;
+  policy: PolicyRule[];
   extensions: Record<string, unknown>;
 }

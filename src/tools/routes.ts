@@ -2,9 +2,11 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { Ajv } from 'ajv';
 import { Type } from 'typebox';
 
-import { PUBLISH_SCOPE } from '../auth/principal.js';
+import { isPublisher, PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses, ToolCard, ToolName, ToolView } from '../http/schemas.js';
+import { learnedAliasView } from '../learning/routes.js';
+import type { LearningService } from '../learning/service.js';
 import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
 import { type ToolService } from './service.js';
 import { ToolValidator } from './validation.js';
@@ -12,6 +14,7 @@ import { etagOf, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
+  learning: LearningService;
   limits: DocumentLimits;
 }
 
@@ -99,7 +102,10 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       const etag = etagOf(row);
       reply.header('etag', etag);
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return toView(row);
+      // Learned aliases are publishers' material: never shown to callers who merely use the tool.
+      if (!isPublisher(request.principal)) return toView(row);
+      const learned = await options.learning.listFor(row.id);
+      return { ...toView(row), learned_aliases: learned.map((alias) => learnedAliasView(options.learning, alias)) };
     },
   );
 

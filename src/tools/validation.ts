@@ -2,6 +2,7 @@ import type { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import semver from 'semver';
 
+import { policyRuleProblems } from '../authorize/policy.js';
 import type { ErrorDetail } from '../errors.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { ajvErrorsToDetails, compileSchema, escapePointer, metaValidate } from './json-schema.js';
@@ -38,6 +39,7 @@ export class ToolValidator {
       issues.push(...this.checkSchema(doc.parameters, '/parameters', true));
     }
     if (isObject(doc.returns)) issues.push(...this.checkSchema(doc.returns, '/returns', false));
+    if (issues.length === 0) doc.policy?.forEach((rule, i) => issues.push(...policyRuleProblems(rule, `/policy/${i}`)));
     // Extensions are stored as sent: bound their nesting too, or hashing and storing them
     // (recursive JSON.stringify) overflows the stack on hostile input.
     for (const [key, value] of Object.entries(doc)) {
@@ -191,6 +193,7 @@ function normalize(doc: ToolDocumentInput, limits: DocumentLimits): ToolDocument
     side_effects: doc.side_effects ?? false,
     parameters: doc.parameters,
     returns: doc.returns ?? null,
+    policy: doc.policy ?? [],
     extensions,
   };
 }

@@ -42,7 +42,7 @@ forEachDatabase((db) => {
     const target = migrationsWith('race', { '9001_probe.sql': 'create table migration_probe (id int primary key); insert into migration_probe values (1);' });
     expect(await pendingMigrations(db.database, target)).toEqual(['9001_probe']);
     // Separate pools on the wire legs (as separate replicas would be); one connection in-process.
-    const databases = db.leg === 'pglite' ? [db.database, db.database, db.database] : await Promise.all([1, 2, 3].map(() => db.current.connect(2)));
+    const databases = db.leg === 'pglite' ? [db.database, db.database, db.database] : await Promise.all([1, 2, 3].map(() => db.current.connect(1)));
     const results = await Promise.all(databases.map((database) => migrate(database, target)));
     expect(results.flat()).toEqual(['9001_probe']);
     const rows = await rowsOf<{ n: number }>(db.database.db.execute('select count(*)::int as n from migration_probe'));

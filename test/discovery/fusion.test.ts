@@ -12,11 +12,21 @@ const evidence = (toolId: number, lexical: number | null, cosine: number | null,
 });
 
 describe('fuse', () => {
+  // Scores share the 0..1 scale with the popularity prior (2%).
+  const scale = 1 - FUSION_PARAMS.popularityWeight;
+
   it('blends normalized lexical and vector scores 0.3 / 0.7', () => {
     const { ranked } = fuse([evidence(1, 10, 0.4), evidence(2, 0, 0.8), evidence(3, 5, 0.6)]);
     expect(ranked.map((r) => r.toolId)).toEqual([2, 3, 1]);
-    expect(ranked[0]!.score).toBeCloseTo(0.7, 4);
-    expect(ranked[1]!.score).toBeCloseTo(0.3 * 0.5 + 0.7 * 0.75, 4);
+    expect(ranked[0]!.score).toBeCloseTo(0.7 * scale, 4);
+    expect(ranked[1]!.score).toBeCloseTo((0.3 * 0.5 + 0.7 * 0.75) * scale, 4);
+  });
+
+  it('lets usage break ties, bounded by the prior\'s weight', () => {
+    const tied = [evidence(1, 1, 0.7), evidence(2, 1, 0.7), { ...evidence(3, 0, 0.1), calls: 1000 }];
+    const { ranked } = fuse([tied[0]!, { ...tied[1]!, calls: 10 }, tied[2]!]);
+    expect(ranked.map((r) => r.toolId)).toEqual([2, 1, 3]);
+    expect(ranked[0]!.score - ranked[1]!.score).toBeLessThanOrEqual(FUSION_PARAMS.popularityWeight);
   });
 
   it('ranks an exact name match first with score 1 whatever the legs say', () => {
@@ -42,7 +52,7 @@ describe('fuse', () => {
   it('ranks by lexical score alone without vectors, and returns nothing without a match', () => {
     const { ranked, lowConfidence } = fuse([evidence(1, 1, null), evidence(2, 4, null)]);
     expect(ranked.map((r) => r.toolId)).toEqual([2, 1]);
-    expect(ranked[0]!.score).toBe(1);
+    expect(ranked[0]!.score).toBeCloseTo(scale);
     expect(lowConfidence).toBe(false);
     expect(fuse([evidence(1, 0, null)]).ranked).toEqual([]);
   });

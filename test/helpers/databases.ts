@@ -7,7 +7,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 
-import { type Database, fromPglite, openPostgres } from '../../src/db/client.js';
+import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import './provided.js';
 
@@ -111,6 +111,13 @@ async function openExternal(baseUrl: string): Promise<TestDatabase> {
     return database;
   };
   const database = await connect();
+  // PostgreSQL honours the `options` startup parameter; a server that ignores it would make every
+  // file share one schema, so say so instead of testing something else than intended.
+  const [row] = await rowsOf<{ schema: string }>(database.db.execute('select current_schema() as schema'));
+  if (row?.schema !== schema) {
+    await database.close();
+    throw new Error(`TEST_DATABASE_URL ignored the search_path startup option (current schema ${row?.schema}); use a real PostgreSQL server`);
+  }
   await migrate(database);
   return {
     leg: 'postgres',

@@ -285,6 +285,17 @@ forEachDatabase((db) => {
       expect(res.json().error).toMatchObject({ code: 'bad_request', details: [], request_id: expect.any(String) });
     });
 
+    it('is 415 in the error format for a body that is not JSON', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/tools',
+        headers: { authorization: `Bearer ${await token({ scopes: [PUBLISH] })}`, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'name=issue_refund&version=1.0.0',
+      });
+      expect(res.statusCode).toBe(415);
+      expect(res.json().error).toMatchObject({ code: 'unsupported_media_type', details: [] });
+    });
+
     it('does not let __proto__ smuggle fields', async () => {
       const res = await t.app.inject({
         method: 'POST',

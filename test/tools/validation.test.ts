@@ -36,6 +36,7 @@ describe('ToolValidator', () => {
         side_effects: false,
         parameters: { type: 'object' },
         returns: null,
+        policy: [],
         extensions: { 'x-team': 'core' },
       },
     });

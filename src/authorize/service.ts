@@ -1,0 +1,132 @@
+import { LRUCache } from 'lru-cache';
+
+import { appendAudit } from '../audit/repository.js';
+import { holdsAll, type Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import { countCall, recordMiss, refreshLearnedText } from '../learning/repository.js';
+import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
+import { evaluatePolicy } from './policy.js';
+import { findDiscovery, findForDecision, type ToolForDecision } from './repository.js';
+
+export interface AuthorizeInput {
+  tool: string;
+  version?: string;
+  arguments: Record<string, unknown>;
+  discovery_id?: string;
+}
+
+export type ReasonCode = 'unknown_tool' | 'retired' | 'version_mismatch' | 'invalid_arguments' | 'policy_denied';
+
+export interface Reason {
+  code: ReasonCode;
+  message: string;
+  pointer?: string;
+}
+
+export interface Decision {
+  decision: 'allow' | 'deny';
+  reasons: Reason[];
+  tool: { name: string; version: string | null };
+}
+
+/** Called once per decision (metrics). */
+export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
+
+/**
+ * The gateway's check before a tool call. Everything comes from the verified token and the
+ * tool's current row, read fresh on every call (so a retirement or a tightened scope applies to
+ * the very next call on every replica); only compiled argument validators are cached, keyed by
+ * tool id and revision, which a change always bumps.
+ */
+export class AuthorizeService {
+  private readonly validators = new LRUCache<string, CompiledValidator>({ max: 2_000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly learning: Config['learning'],
+    private readonly onDecision: DecisionListener = () => undefined,
+    /** Called after a learned alias changed a tool's card (to re-embed it). */
+    private readonly onLearned: () => void = () => undefined,
+  ) {}
+
+  async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
+    const row = await findForDecision(this.db, principal.tenant, input.tool);
+    const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
+    let cached = false;
+    let decision: Decision;
+    // Internal reasons go to the audit log only: the caller never learns whether an invisible tool exists.
+    let auditReasons: unknown[];
+    if (!row || !visible) {
+      decision = deny(input.tool, null, [{ code: 'unknown_tool', message: `tool '${input.tool}' is not available to this caller` }]);
+      auditReasons = row
+        ? [{ code: 'missing_scopes', missing: row.requiredScopes.filter((s) => !principal.scopes.includes(s)) }]
+        : [{ code: 'unknown_tool' }];
+    } else {
+      const checked = this.check(row, principal, input);
+      cached = checked.cached;
+      decision = { decision: checked.reasons.length === 0 ? 'allow' : 'deny', reasons: checked.reasons, tool: { name: row.name, version: row.version } };
+      auditReasons = decision.reasons;
+    }
+    await this.record(principal, input, row, decision, auditReasons);
+    this.onDecision(decision, cached);
+    return decision;
+  }
+
+  private check(row: ToolForDecision, principal: Principal, input: AuthorizeInput): { reasons: Reason[]; cached: boolean } {
+    const reasons: Reason[] = [];
+    if (row.status === 'retired') reasons.push({ code: 'retired', message: `tool '${row.name}' is retired` });
+    if (input.version !== undefined && input.version !== row.version) {
+      reasons.push({ code: 'version_mismatch', message: `version ${input.version} is not the current version ${row.version}`, pointer: '/version' });
+    }
+    const key = `${row.id}:${row.revision}`;
+    let validate = this.validators.get(key);
+    const cached = validate !== undefined;
+    if (!validate) {
+      validate = compileSchema(row.parameters);
+      this.validators.set(key, validate);
+    }
+    const invalid = validate(input.arguments);
+    for (const issue of invalid) {
+      reasons.push({ code: 'invalid_arguments', message: issue.message, pointer: `/arguments${issue.pointer === '/' ? '' : issue.pointer}` });
+    }
+    // Rules read argument values, so they run only on arguments the schema accepted.
+    if (invalid.length === 0) {
+      for (const violation of evaluatePolicy(row.policy, input.arguments, principal.scopes)) {
+        reasons.push({ code: 'policy_denied', message: violation.message });
+      }
+    }
+    return { reasons, cached };
+  }
+
+  /** Audit, usage and learning in one transaction: a decision is recorded whole or not at all. */
+  private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
+    const allowed = decision.decision === 'allow' && row !== undefined;
+    let learned = false;
+    await this.db.transaction(async (tx) => {
+      await appendAudit(tx, {
+        tenantId: principal.tenant,
+        actor: principal.subject,
+        action: 'authorize',
+        toolName: input.tool,
+        toolVersion: row?.version ?? null,
+        decision: decision.decision,
+        reasons: auditReasons,
+        discoveryId: input.discovery_id ?? null,
+      });
+      if (!allowed) return;
+      await countCall(tx, row.id, principal.tenant);
+      if (!this.learning.enabled || input.discovery_id === undefined) return;
+      const discovery = await findDiscovery(tx, principal.tenant, input.discovery_id);
+      if (!discovery || discovery.names.includes(row.name)) return;
+      await recordMiss(tx, row.id, principal.tenant, discovery.query);
+      await refreshLearnedText(tx, row.id, this.learning);
+      learned = true;
+    });
+    if (learned) this.onLearned();
+  }
+}
+
+function deny(name: string, version: string | null, reasons: Reason[]): Decision {
+  return { decision: 'deny', reasons, tool: { name, version } };
+}

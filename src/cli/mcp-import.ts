@@ -1,0 +1,170 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+
+import type { ToolDocument } from '../client/index.js';
+import { VERSION } from '../version.js';
+
+/** Where the MCP server is: a command to spawn (stdio) or a streamable HTTP endpoint. */
+export type McpSource =
+  | { kind: 'stdio'; command: string; env?: Record<string, string>; cwd?: string }
+  | { kind: 'http'; url: string; headers?: Record<string, string> };
+
+export interface MappingOptions {
+  /** Namespace prepended to every tool name, e.g. `github.`. */
+  prefix?: string;
+  /** Scopes every imported tool requires. */
+  scopes?: string[];
+  /** Version of the imported documents (semver). */
+  version: string;
+  category?: string;
+  tags?: string[];
+  /** Override the sensitivity inferred from annotations. */
+  sensitivity?: 'low' | 'medium' | 'high';
+  /** Longest description the registry accepts (longer ones are cut). */
+  maxDescription?: number;
+  /** Leave required parameters without a description as they are (the registry will reject them). */
+  strict?: boolean;
+  /** Name of the MCP server (kept in `x-mcp`). */
+  serverName?: string;
+}
+
+export interface MappedTool {
+  document: ToolDocument;
+  /** Repairs made so the document registers (e.g. a filled-in parameter description). */
+  notes: string[];
+}
+
+/** Splits a command line into words, honouring single and double quotes and backslashes. */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i += 1) {
+    const c = line[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else if (c === '\\' && quote === '"' && i + 1 < line.length) word += line[++i];
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote) throw new Error(`unterminated ${quote} in command: ${line}`);
+  if (inWord) words.push(word);
+  return words;
+}
+
+function transportFor(source: McpSource): Transport {
+  if (source.kind === 'http') return new StreamableHTTPClientTransport(new URL(source.url), { requestInit: { headers: source.headers ?? {} } });
+  const [command, ...args] = splitCommand(source.command);
+  if (!command) throw new Error('--command is empty');
+  return new StdioClientTransport({ command, args, env: { ...getDefaultEnvironment(), ...source.env }, cwd: source.cwd, stderr: 'pipe' });
+}
+
+/** Connects to an MCP server and lists all its tools, following `nextCursor` through every page. */
+export async function listMcpTools(source: McpSource): Promise<{ server: { name: string; version: string } | undefined; tools: Tool[] }> {
+  const client = new Client({ name: 'tool-registry-import', version: VERSION });
+  await client.connect(transportFor(source));
+  try {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    const seen = new Set<string>();
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+      if (cursor !== undefined && seen.has(cursor)) throw new Error(`MCP server repeated cursor ${cursor}`);
+      if (cursor !== undefined) seen.add(cursor);
+    } while (cursor !== undefined);
+    return { server: client.getServerVersion(), tools };
+  } finally {
+    await client.close();
+  }
+}
+
+const NAME_MAX = 64;
+
+/** A registry name for an MCP tool: prefix + name, characters outside [a-zA-Z0-9_.-] replaced by `_`. */
+export function registryName(prefix: string, name: string): string {
+  let result = `${prefix}${name}`.replace(/[^a-zA-Z0-9_.-]/g, '_');
+  if (!/^[a-zA-Z]/.test(result)) result = `t_${result}`;
+  return result.slice(0, NAME_MAX);
+}
+
+function humanize(name: string): string {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_.-]+/g, ' ').trim().toLowerCase();
+  return `The ${words}.`;
+}
+
+/** Copies the input schema, describing required parameters that lack one (unless strict). */
+function parametersOf(tool: Tool, strict: boolean, notes: string[]): Record<string, unknown> {
+  const schema = structuredClone(tool.inputSchema) as Record<string, unknown>;
+  if (schema.type === undefined) schema.type = 'object';
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  if (!strict) {
+    for (const key of required) {
+      const property = properties[key];
+      if (!property || (typeof property.description === 'string' && property.description.trim() !== '')) continue;
+      property.description = typeof property.title === 'string' && property.title.trim() !== '' ? property.title : humanize(key);
+      notes.push(`described required parameter '${key}'`);
+    }
+  }
+  return schema;
+}
+
+/**
+ * Maps an MCP tool to a registry document: name (prefixed), description, inputSchema as
+ * parameters, outputSchema as returns; `readOnlyHint` means no side effects, `destructiveHint`
+ * means side effects (and medium sensitivity); without hints the MCP defaults apply (a tool may
+ * modify its environment). The original name and annotations are kept under `x-mcp`.
+ */
+export function mapMcpTool(tool: Tool, options: MappingOptions): MappedTool {
+  const notes: string[] = [];
+  const annotations = tool.annotations ?? {};
+  const readOnly = annotations.readOnlyHint === true;
+  const destructive = annotations.destructiveHint === true;
+  const sideEffects = destructive || !readOnly;
+  const max = options.maxDescription ?? 1024;
+  let description = (tool.description ?? '').trim() || (tool.title ?? annotations.title ?? '').trim() || humanize(tool.name);
+  if (description.length > max) {
+    description = `${description.slice(0, max - 1).trimEnd()}…`;
+    notes.push(`description cut to ${max} characters`);
+  }
+  const title = (tool.title ?? annotations.title)?.trim();
+  const scopes = options.scopes ?? [];
+  let sensitivity = options.sensitivity ?? (destructive ? 'medium' : 'low');
+  if (sensitivity === 'high' && scopes.length === 0) {
+    sensitivity = 'medium';
+    notes.push('sensitivity high needs --scopes; used medium');
+  }
+  const document: ToolDocument = {
+    name: registryName(options.prefix ?? '', tool.name),
+    version: options.version,
+    description,
+    ...(options.category ? { category: options.category } : {}),
+    tags: [...new Set(['mcp', ...(options.tags ?? [])])],
+    required_scopes: scopes,
+    sensitivity,
+    side_effects: sideEffects,
+    parameters: parametersOf(tool, options.strict ?? false, notes),
+    ...(tool.outputSchema ? { returns: structuredClone(tool.outputSchema) as Record<string, unknown> } : {}),
+    'x-mcp': { server: options.serverName ?? null, tool: tool.name, ...(title ? { title } : {}), annotations },
+  };
+  return { document, notes };
+}

@@ -1,0 +1,242 @@
+import { writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import semver from 'semver';
+import { stringify as toYaml } from 'yaml';
+
+import { RegistryError } from '../client/index.js';
+import type { SchemaFormat, SearchMode } from '../client/index.js';
+import { VERSION } from '../version.js';
+import { benchUnavailable, runBench } from './bench.js';
+import { formatDiscovery } from './discover.js';
+import { loadDocuments } from './documents.js';
+import { type CliIo, clientFrom, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
+import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
+import { progressBar, pushAll, pushSummary, type PushOutcome } from './push.js';
+
+/** Documents at or above this count get a progress bar (on a terminal). */
+const PROGRESS_THRESHOLD = 10;
+
+const integer = (min: number, max: number) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+  return n;
+};
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const words = (value: string | undefined) => (value ?? '').split(/[\s,]+/).filter(Boolean);
+
+function withConnection(command: Command): Command {
+  return command
+    .option('--registry <url>', `registry base URL (env REGISTRY_URL, default ${DEFAULT_REGISTRY_URL})`)
+    .option('--token <jwt>', 'bearer token (env REGISTRY_TOKEN)')
+    .option('--timeout <ms>', 'per-request timeout in ms', integer(0, 600_000))
+    .option('--retries <n>', 'retries on 503 and network errors', integer(0, 10));
+}
+
+/** A usage problem found by a command itself (printed without a stack, exit 1). */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+interface State {
+  exitCode: number;
+}
+
+/** Pushes loaded documents with a progress bar on long runs, prints the summary, sets the exit code. */
+async function pushAndReport(io: CliIo, state: State, flags: ConnectionFlags & { dryRun?: boolean; progress: boolean; concurrency?: number }, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<PushOutcome[]> {
+  const client = clientFrom(io, flags);
+  const bar = progressBar(flags.progress && io.interactive && loaded.length >= PROGRESS_THRESHOLD, loaded.length);
+  let outcomes: PushOutcome[];
+  try {
+    outcomes = await pushAll(client, loaded, { dryRun: flags.dryRun, concurrency: flags.concurrency, onProgress: (done) => bar.update(done) });
+  } finally {
+    bar.stop();
+  }
+  io.stdout(pushSummary(outcomes));
+  if (outcomes.some((o) => o.action === 'failed')) state.exitCode = 1;
+  return outcomes;
+}
+
+/** Builds the `tool-registry` command line; output goes to `io`, the exit code to `state`. */
+export function createProgram(io: CliIo, state: State): Command {
+  const program = new Command('tool-registry')
+    .version(VERSION)
+    .description('Tool registry for AI agents: run the service, publish tools, query discovery')
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(add --help for usage)');
+
+  program
+    .command('serve')
+    .description('start the HTTP service (embedded PGlite unless DATABASE_URL is set)')
+    .action(async () => {
+      const [{ startServer }, { loadConfig }] = await Promise.all([import('../server.js'), import('../config.js')]);
+      await startServer(loadConfig(io.env));
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .action(async () => {
+      const [{ openMigratedDatabase }, { loadConfig }] = await Promise.all([import('../bootstrap.js'), import('../config.js')]);
+      const database = await openMigratedDatabase(loadConfig(io.env), { info: (obj: object) => io.stdout(`${JSON.stringify(obj)}\n`) });
+      await database.close();
+      io.stdout('migrations up to date\n');
+    });
+
+  program
+    .command('token')
+    .description('mint a JWT for JWT_SECRET or the development secret in DATA_DIR')
+    .requiredOption('--tenant <tenant>', 'tenant the token acts for')
+    .option('--scope <scopes>', 'space-separated scopes', '')
+    .option('--subject <sub>', 'subject (user or service)', 'dev-user')
+    .option('--ttl <duration>', 'lifetime, e.g. 15m, 1h, 7d', '1h')
+    .action(async (options: { tenant: string; scope: string; subject: string; ttl: string }) => {
+      const [{ mintToken }, { loadConfig }] = await Promise.all([import('./token.js'), import('../config.js')]);
+      io.stdout(`${await mintToken(loadConfig(io.env), options)}\n`);
+    });
+
+  program
+    .command('eval')
+    .description('register a dataset (tools.jsonl, queries.jsonl) on a throwaway database and report retrieval quality')
+    .option('--data <dir>', 'dataset folder', '../shared/bench/dev-data')
+    .option('--out <dir>', 'where eval.json and eval.md are written', 'eval-results')
+    .option('--modes <list>', 'comma-separated: hybrid, lexical, vector', 'lexical,vector,hybrid')
+    .option('--limit <n>', 'only the first n queries', integer(1, 1_000_000))
+    .action(async (options: { data: string; out: string; modes: string; limit?: number }) => {
+      const [{ createEmbedder }, { loadConfig }, { markdownTable, runEval }] = await Promise.all([import('../bootstrap.js'), import('../config.js'), import('../eval/run.js')]);
+      const report = await runEval({
+        dataDir: options.data,
+        outDir: options.out,
+        embedder: await createEmbedder(loadConfig(io.env)),
+        modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
+        limit: options.limit,
+        progress: (message) => io.stderr(`${message}\n`),
+      });
+      io.stdout(markdownTable(report));
+      if (report.rejected.length > 0) io.stderr(`rejected tools: ${JSON.stringify(report.rejected.slice(0, 5))}\n`);
+    });
+
+  withConnection(
+    program
+      .command('push')
+      .description('register or update tools from JSON/YAML files or folders, idempotently (what CI runs at deploy time)')
+      .argument('<paths...>', 'files or folders (.json, .yaml, .yml; one document, an array, or several YAML documents per file)')
+      .option('--dry-run', 'compare with the registry and report what would change, change nothing')
+      .option('--concurrency <n>', 'documents in flight at once', integer(1, 32), 4)
+      .option('--no-progress', 'no progress bar')
+      .addHelpText('after', '\nUnchanged tools are skipped, new ones POSTed, changed ones PUT with If-Match on the ETag just read.\nExits 1 when any document fails.'),
+  ).action(async (paths: string[], flags: ConnectionFlags & { dryRun?: boolean; concurrency: number; progress: boolean }) => {
+    await pushAndReport(io, state, flags, await loadDocuments(paths));
+  });
+
+  withConnection(
+    program
+      .command('import-mcp')
+      .description('import the tools of an MCP server (stdio or streamable HTTP) into the registry')
+      .option('--command <command>', 'spawn this MCP server and talk stdio, e.g. "node server.js"')
+      .option('--url <url>', 'streamable HTTP endpoint of the MCP server')
+      .option('--header <header>', 'HTTP header for --url, "Name: value" (repeatable)', collect)
+      .option('--env <pair>', 'environment variable for --command, KEY=VALUE (repeatable)', collect)
+      .option('--cwd <dir>', 'working directory for --command')
+      .option('--prefix <namespace>', 'prefix every tool name, e.g. "github."', '')
+      .option('--scopes <scopes>', 'scopes every imported tool requires (space or comma separated)')
+      .option('--version <semver>', 'version of the imported documents (default: the server\'s version, else 1.0.0)')
+      .option('--category <category>', 'category of the imported tools')
+      .option('--tags <tags>', 'extra tags (comma separated); "mcp" is always added')
+      .addOption(new Option('--sensitivity <level>', 'override the sensitivity inferred from annotations').choices(['low', 'medium', 'high']))
+      .option('--strict', 'do not fill in missing descriptions of required parameters')
+      .option('--out <file>', 'write the documents to this .json/.yaml file instead of pushing')
+      .option('--dry-run', 'compare with the registry, change nothing')
+      .option('--no-progress', 'no progress bar')
+      .addHelpText('after', '\nMapping: name -> prefix+name, description, inputSchema -> parameters, outputSchema -> returns,\nreadOnlyHint -> side_effects false, destructiveHint -> side_effects true (and sensitivity medium).'),
+  ).action(
+    async (
+      flags: ConnectionFlags & {
+        command?: string; url?: string; header?: string[]; env?: string[]; cwd?: string; prefix: string; scopes?: string; version?: string;
+        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; strict?: boolean; out?: string; dryRun?: boolean; progress: boolean;
+      },
+    ) => {
+      if (Boolean(flags.command) === Boolean(flags.url)) throw new CliError('give exactly one of --command (stdio) or --url (streamable HTTP)');
+      if (flags.version !== undefined && !semver.valid(flags.version)) throw new CliError(`--version ${flags.version} is not semver`);
+      const source: McpSource = flags.command
+        ? { kind: 'stdio', command: flags.command, env: Object.fromEntries((flags.env ?? []).map((pair) => [pair.split('=')[0]!, pair.slice(pair.indexOf('=') + 1)])), cwd: flags.cwd }
+        : { kind: 'http', url: flags.url!, headers: Object.fromEntries((flags.header ?? []).map((h) => [h.slice(0, h.indexOf(':')).trim(), h.slice(h.indexOf(':') + 1).trim()])) };
+      const { server, tools } = await listMcpTools(source);
+      const version = flags.version ?? (server?.version && semver.valid(server.version) ? server.version : '1.0.0');
+      io.stderr(`${tools.length} tools from MCP server ${server ? `${server.name} ${server.version}` : '(unnamed)'}\n`);
+      const mapped = tools.map((tool) =>
+        mapMcpTool(tool, {
+          prefix: flags.prefix,
+          scopes: words(flags.scopes),
+          version,
+          category: flags.category,
+          tags: words(flags.tags),
+          sensitivity: flags.sensitivity,
+          strict: flags.strict,
+          serverName: server?.name,
+        }),
+      );
+      for (const { document, notes } of mapped) for (const note of notes) io.stderr(`  ${document.name}: ${note}\n`);
+      if (flags.out) {
+        const documents = mapped.map((m) => m.document);
+        const text = /\.ya?ml$/i.test(extname(flags.out)) ? toYaml(documents) : `${JSON.stringify(documents, null, 2)}\n`;
+        await writeFile(flags.out, text);
+        io.stdout(`wrote ${documents.length} documents to ${flags.out}\n`);
+        return;
+      }
+      await pushAndReport(io, state, flags, mapped.map((m, i) => ({ source: `mcp:${tools[i]!.name}`, document: m.document })));
+    },
+  );
+
+  withConnection(
+    program
+      .command('discover')
+      .description('ask the registry which tools fit a request and pretty-print the shortlist with scores')
+      .argument('<query>', 'the request, in the user\'s words')
+      .option('-k, --top-k <n>', 'shortlist size (1-10)', integer(1, 10), 3)
+      .addOption(new Option('--format <format>', 'schema format').choices(['openai', 'anthropic', 'mcp', 'raw']).default('openai'))
+      .addOption(new Option('--mode <mode>', 'retrieval legs').choices(['hybrid', 'lexical', 'vector']).default('hybrid'))
+      .option('--category <category>', 'only tools of this category')
+      .option('--tags <tags>', 'only tools with any of these tags (comma separated)')
+      .option('--schemas', 'also print each tool\'s schema in the chosen format')
+      .option('--json', 'print the raw response as JSON'),
+  ).action(
+    async (query: string, flags: ConnectionFlags & { topK: number; format: SchemaFormat; mode: SearchMode; category?: string; tags?: string; schemas?: boolean; json?: boolean }) => {
+      const tags = words(flags.tags);
+      const filters = flags.category || tags.length > 0 ? { ...(flags.category ? { category: flags.category } : {}), ...(tags.length > 0 ? { tags } : {}) } : undefined;
+      const result = await clientFrom(io, flags).discover({ query, top_k: flags.topK, format: flags.format, mode: flags.mode, ...(filters ? { filters } : {}) });
+      io.stdout(flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatDiscovery(query, result, { schemas: flags.schemas }));
+    },
+  );
+
+  program
+    .command('bench')
+    .description('run the benchmark (scripts/bench) through `npm run bench`; arguments after -- are passed on')
+    .argument('[args...]', 'arguments for the benchmark')
+    .allowUnknownOption()
+    .action(async (args: string[]) => {
+      const why = benchUnavailable(io.root);
+      if (why) throw new CliError(why);
+      state.exitCode = await runBench(io.root, args);
+    });
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves the exit code. */
+export async function runCli(argv: string[], overrides: Partial<CliIo> = {}): Promise<number> {
+  const io = { ...processIo(), ...overrides };
+  const state: State = { exitCode: 0 };
+  try {
+    await createProgram(io, state).parseAsync(argv, { from: 'user' });
+    return state.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof RegistryError) io.stderr(`error: ${error.describe()}\n`);
+    else io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,177 @@
+import { RegistryError } from './errors.js';
+import { type FetchLike, type RetryOptions, type TokenSource, Transport } from './http.js';
+import type {
+  AuditPage,
+  AuditParams,
+  AuthorizeRequest,
+  AuthorizeResponse,
+  DiscoverRequest,
+  DiscoverResponse,
+  DiscoveryRecord,
+  ListDiscoveriesParams,
+  ListToolsParams,
+  Readiness,
+  ToolCard,
+  ToolDocument,
+  ToolPage,
+  ToolResult,
+  ToolVersion,
+  ToolView,
+} from './types.js';
+
+export interface RegistryClientOptions {
+  /** Base URL of the service, e.g. http://localhost:8080. */
+  baseUrl: string;
+  /** Bearer JWT, or a function returning a fresh one for each request. */
+  token?: TokenSource;
+  /** fetch implementation (default: the global fetch). */
+  fetch?: FetchLike;
+  /** Per-attempt timeout in ms (default 30 000; 0 disables). */
+  timeoutMs?: number;
+  /** Backoff policy for 503 and network errors (default: 3 retries from 200 ms, Retry-After honoured). */
+  retry?: RetryOptions;
+  /** Extra headers on every request (e.g. x-request-id for tracing). */
+  headers?: Record<string, string>;
+  /** Sleep between retries (tests inject a fake clock). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const toolPath = (name: string) => `/v1/tools/${encodeURIComponent(name)}`;
+
+/**
+ * Typed client of the tool registry HTTP API. Every failure is a {@link RegistryError}; 503s and
+ * network errors are retried with exponential backoff, honouring Retry-After.
+ */
+export class RegistryClient {
+  private readonly transport: Transport;
+
+  constructor(options: RegistryClientOptions) {
+    this.transport = new Transport(options);
+  }
+
+  /** POST /v1/tools: registers a new tool (409 `conflict` when the name exists). */
+  async createTool(document: ToolDocument, options: CallOptions = {}): Promise<ToolResult> {
+    const response = await this.transport.request<ToolView>({ method: 'POST', path: '/v1/tools', body: document, signal: options.signal });
+    return { tool: response.body, etag: response.headers.get('etag') ?? '' };
+  }
+
+  /**
+   * PUT /v1/tools/{name}: publishes a new version (identical content is a no-op: same revision).
+   * `ifMatch` makes it conditional on the ETag you read (412 `precondition_failed` otherwise).
+   */
+  async updateTool(name: string, document: ToolDocument, options: CallOptions & { ifMatch?: string } = {}): Promise<ToolResult> {
+    const response = await this.transport.request<ToolView>({
+      method: 'PUT',
+      path: toolPath(name),
+      body: document,
+      headers: { 'if-match': options.ifMatch },
+      signal: options.signal,
+    });
+    return { tool: response.body, etag: response.headers.get('etag') ?? '' };
+  }
+
+  /** GET /v1/tools/{name}: the tool with its full schema (404 `not_found` when unknown or not visible). */
+  async getTool(name: string, options: CallOptions = {}): Promise<ToolResult> {
+    const response = await this.transport.request<ToolView>({ method: 'GET', path: toolPath(name), signal: options.signal });
+    return { tool: response.body, etag: response.headers.get('etag') ?? '' };
+  }
+
+  /** Like {@link getTool}, but resolves undefined instead of throwing on 404. */
+  async findTool(name: string, options: CallOptions = {}): Promise<ToolResult | undefined> {
+    try {
+      return await this.getTool(name, options);
+    } catch (error) {
+      if (error instanceof RegistryError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** GET /v1/tools: one page of cards the caller may see, by name. */
+  async listTools(params: ListToolsParams = {}, options: CallOptions = {}): Promise<ToolPage> {
+    const response = await this.transport.request<ToolPage>({
+      method: 'GET',
+      path: '/v1/tools',
+      query: {
+        limit: params.limit,
+        cursor: params.cursor,
+        include_retired: params.includeRetired,
+        category: params.category,
+        tags: params.tags?.join(','),
+      },
+      signal: options.signal,
+    });
+    return response.body;
+  }
+
+  /** Every card the caller may see, following `next_cursor` page by page. */
+  async *iterateTools(params: Omit<ListToolsParams, 'cursor'> = {}, options: CallOptions = {}): AsyncGenerator<ToolCard> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listTools({ ...params, cursor }, options);
+      yield* page.tools;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** GET /v1/tools/{name}/versions: version history (publishers). */
+  async listVersions(name: string, options: CallOptions = {}): Promise<ToolVersion[]> {
+    const response = await this.transport.request<{ versions: ToolVersion[] }>({ method: 'GET', path: `${toolPath(name)}/versions`, signal: options.signal });
+    return response.body.versions;
+  }
+
+  /** DELETE /v1/tools/{name}: retires the tool (history kept; a later PUT restores it). */
+  async retireTool(name: string, options: CallOptions & { ifMatch?: string } = {}): Promise<ToolResult> {
+    const response = await this.transport.request<ToolView>({
+      method: 'DELETE',
+      path: toolPath(name),
+      headers: { 'if-match': options.ifMatch },
+      signal: options.signal,
+    });
+    return { tool: response.body, etag: response.headers.get('etag') ?? '' };
+  }
+
+  /** POST /v1/discover: the few tools that fit `query`, with full schemas for those only. */
+  async discover(request: DiscoverRequest | string, options: CallOptions = {}): Promise<DiscoverResponse> {
+    const body = typeof request === 'string' ? { query: request } : request;
+    const response = await this.transport.request<DiscoverResponse>({ method: 'POST', path: '/v1/discover', body, signal: options.signal });
+    return response.body;
+  }
+
+  /** GET /v1/discoveries: recent discoveries of the tenant (publishers), newest first. */
+  async listDiscoveries(params: ListDiscoveriesParams = {}, options: CallOptions = {}): Promise<DiscoveryRecord[]> {
+    const response = await this.transport.request<{ discoveries: DiscoveryRecord[] }>({
+      method: 'GET',
+      path: '/v1/discoveries',
+      query: { limit: params.limit, before: params.before, poor: params.poor },
+      signal: options.signal,
+    });
+    return response.body.discoveries;
+  }
+
+  /** POST /v1/authorize: may this token run this tool with these arguments? A deny is a result, not an error. */
+  async authorize(request: AuthorizeRequest, options: CallOptions = {}): Promise<AuthorizeResponse> {
+    const response = await this.transport.request<AuthorizeResponse>({ method: 'POST', path: '/v1/authorize', body: request, signal: options.signal });
+    return response.body;
+  }
+
+  /** GET /v1/audit: the tenant's audit records (publishers), newest first, paginated. */
+  async audit(params: AuditParams = {}, options: CallOptions = {}): Promise<AuditPage> {
+    const response = await this.transport.request<AuditPage>({ method: 'GET', path: '/v1/audit', query: params, signal: options.signal });
+    return response.body;
+  }
+
+  /** GET /healthz: liveness. */
+  async health(options: CallOptions = {}): Promise<{ status: string }> {
+    return (await this.transport.request<{ status: string }>({ method: 'GET', path: '/healthz', signal: options.signal })).body;
+  }
+
+  /** GET /readyz: readiness per check; resolves (with `ready: false`) on 503 instead of retrying. */
+  async ready(options: CallOptions = {}): Promise<Readiness & { ready: boolean }> {
+    const response = await this.transport.request<Readiness>({ method: 'GET', path: '/readyz', accept: [503], retry: false, signal: options.signal });
+    return { ...response.body, ready: response.status === 200 };
+  }
+}

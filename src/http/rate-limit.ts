@@ -1,0 +1,83 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+
+/** The buckets a principal spends: each has its own per-minute limit in the configuration. */
+export type RateLimitGroup = 'discover' | 'authorize' | 'mcp';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Opts a route into a per-principal limit (routes in LIMITED_ROUTES are opted in already). */
+    principalRateLimit?: RateLimitGroup;
+  }
+}
+
+/**
+ * The routes limited per principal, by `METHOD url`. Listing a route here covers it whenever it is
+ * registered (after this plugin), so /v1/authorize is limited as soon as its routes land.
+ */
+export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
+  'POST /v1/discover': 'discover',
+  'POST /v1/authorize': 'authorize',
+  'POST /mcp': 'mcp',
+};
+
+const WINDOW_MS = 60_000;
+
+/**
+ * The bucket key: tenant and subject from the verified token. The limiter runs as a preHandler,
+ * after the auth hook; a route without a principal falls back to the client address.
+ */
+export function principalKey(request: FastifyRequest): string {
+  const principal = request.principal as FastifyRequest['principal'] | null;
+  if (!principal) return `ip:${request.ip}`;
+  return `p:${principal.tenant}\u0000${principal.subject ?? ''}`;
+}
+
+function groupOf(route: RouteOptions): RateLimitGroup | undefined {
+  const explicit = route.config?.principalRateLimit;
+  if (explicit) return explicit;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  for (const method of methods) {
+    const group = LIMITED_ROUTES[`${method.toUpperCase()} ${route.url}`];
+    if (group) return group;
+  }
+  return undefined;
+}
+
+/**
+ * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize
+ * and MCP. Register before the routes it covers. A 429 carries Retry-After and the contract's
+ * error body with code `rate_limited`.
+ */
+export default fp(
+  async (app: FastifyInstance, options: { limits: Config['rateLimit'] }) => {
+    const perMinute: Record<RateLimitGroup, number> = {
+      discover: options.limits.discoverPerMinute,
+      authorize: options.limits.authorizePerMinute,
+      mcp: options.limits.mcpPerMinute,
+    };
+    // Runs before @fastify/rate-limit's own onRoute hook, which reads config.rateLimit.
+    app.addHook('onRoute', (route) => {
+      const group = groupOf(route);
+      if (!group || perMinute[group] <= 0) return;
+      route.config = { ...route.config, rateLimit: { max: perMinute[group], timeWindow: WINDOW_MS } };
+    });
+    await app.register(rateLimit, {
+      global: false,
+      hook: 'preHandler',
+      cache: 10_000,
+      keyGenerator: principalKey,
+      errorResponseBuilder: (_request, context) => {
+        const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+        return new AppError('rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${seconds} s`, [], {
+          'retry-after': String(seconds),
+        });
+      },
+    });
+  },
+  { name: 'principal-rate-limit', dependencies: ['auth', 'error-handler'] },
+);

@@ -1,0 +1,104 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+
+import { PUBLISH_SCOPE } from '../auth/principal.js';
+import { errorResponses, LearnedAlias, ToolName } from '../http/schemas.js';
+import type { LearnedAliasRow } from './repository.js';
+import type { LearningService } from './service.js';
+
+/** The wire view of a learned alias. */
+export function learnedAliasView(learning: LearningService, row: LearnedAliasRow) {
+  return {
+    id: row.id,
+    query: row.query,
+    misses: row.misses,
+    active: learning.isActive(row),
+    first_seen: row.firstSeen.toISOString(),
+    last_seen: row.lastSeen.toISOString(),
+  };
+}
+
+/** Learned aliases (list, remove) and the misses report: publishers of the tenant only. */
+export default async function learningRoutes(app: FastifyInstance, options: { learning: LearningService }): Promise<void> {
+  const { learning } = options;
+  const publish = app.requireScope(PUBLISH_SCOPE);
+
+  app.get(
+    '/v1/tools/:name/learned-aliases',
+    {
+      onRequest: publish,
+      schema: {
+        summary: 'Queries learned from calls that discovery had not offered this tool for',
+        tags: ['learning'],
+        params: Type.Object({ name: ToolName }),
+        response: { 200: Type.Object({ learned_aliases: Type.Array(LearnedAlias) }), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const rows = await learning.list(request.principal, (request.params as { name: string }).name);
+      return { learned_aliases: rows.map((row) => learnedAliasView(learning, row)) };
+    },
+  );
+
+  app.delete(
+    '/v1/tools/:name/learned-aliases/:id',
+    {
+      onRequest: publish,
+      schema: {
+        summary: 'Remove a learned alias',
+        tags: ['learning'],
+        params: Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1 }) }),
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { name, id } = request.params as { name: string; id: number };
+      await learning.remove(request.principal, name, id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/v1/reports/misses',
+    {
+      onRequest: publish,
+      schema: {
+        summary: 'Tools agents called without discovery offering them, and discoveries that ended in no call',
+        tags: ['learning'],
+        querystring: Type.Object({
+          days: Type.Integer({ minimum: 1, maximum: 365, default: 7 }),
+          limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+        }),
+        response: {
+          200: Type.Object({
+            missed_tools: Type.Array(Type.Object({ name: Type.String(), misses: Type.Integer(), queries: Type.Array(Type.String()) })),
+            unanswered_discoveries: Type.Array(
+              Type.Object({
+                discovery_id: Type.String(),
+                at: Type.String({ format: 'date-time' }),
+                query: Type.String(),
+                shortlist: Type.Array(Type.Object({ name: Type.String(), score: Type.Number() })),
+                low_confidence: Type.Boolean(),
+              }),
+            ),
+          }),
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const { days, limit } = request.query as { days: number; limit: number };
+      const [missed, unanswered] = await learning.report(request.principal.tenant, days, limit);
+      return {
+        missed_tools: missed,
+        unanswered_discoveries: unanswered.map((d) => ({
+          discovery_id: d.id,
+          at: d.at.toISOString(),
+          query: d.query,
+          shortlist: d.shortlist.map((t) => ({ name: t.name, score: t.score })),
+          low_confidence: d.lowConfidence,
+        })),
+      };
+    },
+  );
+}

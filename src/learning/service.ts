@@ -1,0 +1,86 @@
+import type { FastifyBaseLogger } from 'fastify';
+
+import { isPublisher, type Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import { AppError, toolNotFound } from '../errors.js';
+import { findTool } from '../tools/repository.js';
+import * as repo from './repository.js';
+
+const HOUR = 60 * 60 * 1000;
+
+/**
+ * Publishers' view of what the registry learned from calls, and the hourly ageing of learned
+ * aliases. Recording happens inside authorize's transaction (src/authorize/service.ts).
+ */
+export class LearningService {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly limits: Config['learning'],
+    private readonly log: Pick<FastifyBaseLogger, 'warn'>,
+    /** Called when learned texts changed (to re-embed). */
+    private readonly onChanged: () => void = () => undefined,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.expire().catch((error: unknown) => this.log.warn({ err: error }, 'ageing learned aliases failed')), HOUR);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Deletes aliases past their TTL and refreshes the affected tools' indexed text. */
+  async expire(): Promise<number> {
+    const toolIds = await this.db.transaction(async (tx) => {
+      const ids = await repo.expireLearned(tx, this.limits.ttlDays);
+      for (const id of ids) await repo.refreshLearnedText(tx, id, this.limits);
+      return ids;
+    });
+    if (toolIds.length > 0) this.onChanged();
+    return toolIds.length;
+  }
+
+  private async publishersTool(principal: Principal, name: string) {
+    if (!isPublisher(principal)) throw new AppError('forbidden', "this operation needs scope 'registry:publish'");
+    const row = await findTool(this.db, principal.tenant, name);
+    if (!row) throw toolNotFound(name);
+    return row;
+  }
+
+  async list(principal: Principal, name: string): Promise<repo.LearnedAliasRow[]> {
+    const row = await this.publishersTool(principal, name);
+    return repo.listLearned(this.db, row.id);
+  }
+
+  /** Lists a tool's learned aliases by id (for a tool the caller already proved it may see). */
+  listFor(toolId: number): Promise<repo.LearnedAliasRow[]> {
+    return repo.listLearned(this.db, toolId);
+  }
+
+  async remove(principal: Principal, name: string, aliasId: number): Promise<void> {
+    const row = await this.publishersTool(principal, name);
+    const removed = await this.db.transaction(async (tx) => {
+      const deleted = await repo.deleteLearned(tx, row.id, aliasId);
+      if (deleted) await repo.refreshLearnedText(tx, row.id, this.limits);
+      return deleted;
+    });
+    if (!removed) throw new AppError('not_found', `learned alias ${aliasId} not found for tool '${name}'`);
+    this.onChanged();
+  }
+
+  /** Whether an alias counts in ranking now (seen often enough and not aged out). */
+  isActive(alias: repo.LearnedAliasRow, now = Date.now()): boolean {
+    return alias.misses >= this.limits.minMisses && alias.lastSeen.getTime() > now - this.limits.ttlDays * 24 * HOUR;
+  }
+
+  report(tenantId: string, sinceDays: number, limit: number) {
+    return Promise.all([
+      repo.missedTools(this.db, tenantId, sinceDays, limit),
+      repo.unansweredDiscoveries(this.db, tenantId, sinceDays, 5, limit),
+    ]);
+  }
+}

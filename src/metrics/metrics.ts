@@ -1,0 +1,114 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+import type { SearchMode, StageTimings } from '../discovery/service.js';
+import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
+
+/** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
+export interface PoolCounters {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/** Outcome of one execution-time authorization, as the gateway was told. */
+export type AuthorizeOutcome = 'allow' | 'deny';
+
+// Buckets in seconds: sub-millisecond resolution where /discover lives, up to the request timeout.
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30];
+
+/**
+ * The service's Prometheus metrics on a registry of its own (never the global default, so many
+ * apps in one process, as in tests, do not clash). Collectors that read live counters (query
+ * embedding cache, pool) are registered by the parts that own them.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  readonly discoveryStage: Histogram<'stage' | 'search_mode'>;
+  readonly authorizeDecisions: Counter<'decision' | 'reason'>;
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tool_registry_' });
+    this.httpDuration = new Histogram({
+      name: 'tool_registry_http_request_duration_seconds',
+      help: 'HTTP request duration by route template, method and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.discoveryStage = new Histogram({
+      name: 'tool_registry_discovery_stage_seconds',
+      help: 'Time per stage of POST /v1/discover (auth, embedding, stats, retrieval, fusion, fetch, rendering, log, total)',
+      labelNames: ['stage', 'search_mode'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.authorizeDecisions = new Counter({
+      name: 'tool_registry_authorize_decisions_total',
+      help: 'Execution-time authorization decisions by outcome (and first reason code for denials)',
+      labelNames: ['decision', 'reason'],
+      registers: [this.registry],
+    });
+  }
+
+  /** Records the stage split of one discovery (DiscoveryService's onTimings callback). */
+  observeDiscovery(timings: StageTimings, mode: SearchMode): void {
+    for (const [stage, ms] of Object.entries(timings)) {
+      if (typeof ms === 'number') this.discoveryStage.observe({ stage, search_mode: mode }, ms / 1000);
+    }
+  }
+
+  /** Records the authentication stage of a discovery request (token verification). */
+  observeDiscoveryAuth(ms: number): void {
+    this.discoveryStage.observe({ stage: 'auth', search_mode: 'any' }, ms / 1000);
+  }
+
+  /**
+   * Counts one /v1/authorize decision. Call it once per answered request with the decision sent to
+   * the gateway and, for a denial, a short stable reason code (e.g. 'scope_missing'); keep reason
+   * codes few (they are a label).
+   */
+  recordAuthorizeDecision(decision: AuthorizeOutcome, reason = ''): void {
+    this.authorizeDecisions.inc({ decision, reason: decision === 'allow' ? '' : reason });
+  }
+
+  /** Exposes the query-embedding cache and embedder failures from the cache's live counters. */
+  trackQueryEmbeddings(stats: QueryEmbeddingStats): void {
+    const registry = this.registry;
+    new Counter({
+      name: 'tool_registry_query_embedding_cache_total',
+      help: 'Query embedding lookups by result: hit (cached), miss (computed)',
+      labelNames: ['result'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, stats.hits);
+        this.inc({ result: 'miss' }, stats.misses);
+      },
+    });
+    new Counter({
+      name: 'tool_registry_embedder_failures_total',
+      help: 'Query embeddings that failed or timed out (discovery fell back to lexical)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(stats.failures);
+      },
+    });
+  }
+
+  /** Exposes database pool usage (node-postgres); PGlite is a single in-process connection. */
+  trackPool(pool: PoolCounters): void {
+    new Gauge({
+      name: 'tool_registry_db_pool_connections',
+      help: 'Database pool connections by state (total, idle, waiting clients)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+  }
+}
