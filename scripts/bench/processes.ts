@@ -83,7 +83,7 @@ export async function startService(env: Record<string, string>, nodeArgs: string
   const started = performance.now();
   const child = startNode('src/cli/index.ts', ['serve'], { LOG_LEVEL: 'warn', ...env }, nodeArgs);
   const url = `http://127.0.0.1:${env.PORT}/healthz`;
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 300_000;
   for (;;) {
     if (child.process.exitCode !== null) throw new Error(`server exited (${child.process.exitCode}):\n${child.output.slice(-3000)}`);
     try {
@@ -91,7 +91,7 @@ export async function startService(env: Record<string, string>, nodeArgs: string
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server not up after 120 s:\n${child.output.slice(-3000)}`);
+    if (Date.now() > deadline) throw new Error(`server not up after 300 s:\n${child.output.slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   return { child, startupMs: performance.now() - started };

@@ -90,7 +90,7 @@ async function register(base: string, catalogs: { tenant: string; token: string;
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${job.token}` },
           body: JSON.stringify(job.tool),
-        });
+        }).catch((error: unknown) => new Response(`request failed: ${String(error)}`, { status: 599 }));
         if (response.status !== 201) {
           failed += 1;
           firstError ||= `${response.status} ${(await response.text()).slice(0, 300)}`;
@@ -265,6 +265,10 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
     EMBEDDING_PROVIDER: 'openai',
     EMBEDDING_URL: embeddingUrl,
     EMBEDDING_MODEL: 'bench-hash-512',
+    // One caller drives the load: per-principal rate limits would answer 429 within a second.
+    RATE_LIMIT_DISCOVER_PER_MINUTE: '0',
+    RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0',
+    RATE_LIMIT_MCP_PER_MINUTE: '0',
   };
   const profArgs = (leg: string) => (opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`, `--cpu-prof-name=server-${size}-${leg}-${Date.now()}.cpuprofile`] : []);
   const report: SizeReport = { size, tenants: tenantCount, totalTools: catalogs.reduce((n, c) => n + c.tools.length, 0), visibleTools: visibleTools.length, legs: [] };

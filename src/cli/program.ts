@@ -46,6 +46,8 @@ interface State {
 /** Pushes loaded documents with a progress bar on long runs, prints the summary, sets the exit code. */
 async function pushAndReport(io: CliIo, state: State, flags: ConnectionFlags & { dryRun?: boolean; progress: boolean; concurrency?: number }, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<PushOutcome[]> {
   const client = clientFrom(io, flags);
+  // Fail once, clearly, when the registry is unreachable, rather than once per document.
+  await client.health();
   const bar = progressBar(flags.progress && io.interactive && loaded.length >= PROGRESS_THRESHOLD, loaded.length);
   let outcomes: PushOutcome[];
   try {

@@ -3,6 +3,7 @@ import { type FetchLike, type RetryOptions, type TokenSource, Transport } from '
 import type {
   AuditPage,
   AuditParams,
+  AuditRecord,
   AuthorizeRequest,
   AuthorizeResponse,
   DiscoverRequest,
@@ -160,8 +161,23 @@ export class RegistryClient {
 
   /** GET /v1/audit: the tenant's audit records (publishers), newest first, paginated. */
   async audit(params: AuditParams = {}, options: CallOptions = {}): Promise<AuditPage> {
-    const response = await this.transport.request<AuditPage>({ method: 'GET', path: '/v1/audit', query: params, signal: options.signal });
+    const response = await this.transport.request<AuditPage>({
+      method: 'GET',
+      path: '/v1/audit',
+      query: { limit: params.limit, before: params.before, action: params.action, tool: params.tool },
+      signal: options.signal,
+    });
     return response.body;
+  }
+
+  /** Every audit record matching `params`, following `next_before` page by page. */
+  async *iterateAudit(params: Omit<AuditParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<AuditRecord> {
+    let before: number | undefined;
+    do {
+      const page = await this.audit({ ...params, before }, options);
+      yield* page.entries;
+      before = page.next_before ?? undefined;
+    } while (before !== undefined);
   }
 
   /** GET /healthz: liveness. */

@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 
 import type { DiscoverResult, DiscoveredTool, SearchMode } from '../discovery/service.js';
+import type { AuthorizeInput, Decision, Reason, ReasonCode } from '../authorize/service.js';
 import type { Format } from '../discovery/formats.js';
 import type { ErrorCode } from '../errors.js';
 import type { ErrorResponse, TokenCosts, ToolCard as ToolCardSchema, ToolView as ToolViewSchema } from '../http/schemas.js';
@@ -99,54 +100,41 @@ export interface DiscoveryRecord {
   latency_ms: number;
 }
 
-/** POST /v1/authorize body (DESIGN.md, issue 4). */
-export interface AuthorizeRequest {
-  tool: string;
-  /** Pin a version: denied unless it is the current one. */
-  version?: string;
-  arguments: Record<string, unknown>;
-  /** The discovery that offered the tool, for miss tracking. */
-  discovery_id?: string;
-}
+/** POST /v1/authorize body (the service's AuthorizeInput). */
+export type AuthorizeRequest = AuthorizeInput;
 
-export interface AuthorizeReason {
-  code: string;
-  message: string;
-  /** JSON pointer into the arguments, for schema failures. */
-  pointer?: string;
-  [extra: string]: unknown;
-}
+/** Why a call was denied: a stable code, a message, and a JSON pointer for argument failures. */
+export type AuthorizeReason = Reason;
+export type AuthorizeReasonCode = ReasonCode;
 
-export interface AuthorizeResponse {
-  decision: 'allow' | 'deny';
-  reasons: AuthorizeReason[];
-  tool: { name: string; version: string | null };
-  [extra: string]: unknown;
-}
+/** The gateway's decision; a deny is a normal result, not an error. */
+export type AuthorizeResponse = Decision;
 
 export interface AuditParams {
+  /** 1..500, default 100. */
   limit?: number;
-  cursor?: string;
-  /** Any further filter the service supports (e.g. `tool`, `action`), sent as query parameters. */
-  [filter: string]: string | number | boolean | undefined;
+  /** Only entries with a smaller id: pass the previous page's `next_before`. */
+  before?: number;
+  action?: 'publish' | 'restore' | 'retire' | 'authorize';
+  tool?: string;
 }
 
-/** One audit record: a publish, a retirement or an authorize decision. */
+/** One audit record: a publish, restore, retirement or authorize decision. */
 export interface AuditRecord {
+  id: number;
   at: string;
+  actor: string | null;
   action: string;
-  tool: string;
-  version?: string | null;
-  decision?: string | null;
-  reasons?: unknown[] | null;
-  discovery_id?: string | null;
-  [extra: string]: unknown;
+  tool: { name: string; version: string | null };
+  decision: 'allow' | 'deny' | null;
+  reasons: unknown[] | null;
+  discovery_id: string | null;
 }
 
 export interface AuditPage {
   entries: AuditRecord[];
-  next_cursor: string | null;
-  [extra: string]: unknown;
+  /** Pass as `before` for the next page; null on the last page. */
+  next_before: number | null;
 }
 
 export interface Readiness {

@@ -55,7 +55,10 @@ export async function saveEmbeddings(db: Db, toolId: number, model: string, stam
   });
 }
 
-/** Drops every vector of `model` (the reembed command's first step). */
-export async function clearEmbeddings(db: Db, model: string): Promise<void> {
-  await db.execute(sql`delete from tool_embeddings where model = ${model}`);
+/**
+ * Marks every vector of `model` stale so the indexer replaces them tool by tool; until it does,
+ * the old vectors keep serving (nothing is lost if re-embedding fails half-way).
+ */
+export async function markStale(db: Db, model: string): Promise<void> {
+  await db.execute(sql`update tool_embeddings set content_hash = '' where model = ${model}`);
 }

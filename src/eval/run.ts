@@ -23,6 +23,8 @@ export interface EvalOptions {
   modes: RankingMode[];
   /** Evaluate only the first n queries (quick runs). */
   limit?: number;
+  /** Evaluate every n-th query (a deterministic sample across the whole set). */
+  stride?: number;
   progress?: (message: string) => void;
 }
 
@@ -66,7 +68,8 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       .sign(new TextEncoder().encode(secret));
     const headers = { authorization: `Bearer ${token}` };
     const { tools, queries: allQueries } = await loadDataset(options.dataDir);
-    const queries = options.limit ? allQueries.slice(0, options.limit) : allQueries;
+    const sampled = options.stride && options.stride > 1 ? allQueries.filter((_, i) => i % options.stride! === 0) : allQueries;
+    const queries = options.limit ? sampled.slice(0, options.limit) : sampled;
 
     const started = performance.now();
     let repaired = 0;

@@ -3,22 +3,14 @@ import type { TokenCosts } from '../discovery/tokens.js';
 import type { ToolDocument } from './document.js';
 
 /** The light card: what a listing or a discovery result shows about a tool. */
-export interface ToolCard {
-  name: string;
-  version: string;
+export type ToolCard = Pick<
+  ToolDocument,
+  'name' | 'version' | 'summary' | 'not_for' | 'aliases' | 'examples' | 'tags' | 'category' | 'required_scopes' | 'sensitivity' | 'side_effects'
+> & {
   status: 'active' | 'retired';
-  summary: string;
-  not_for: string | null;
-  aliases: string[];
-  examples: string[];
-  tags: string[];
-  category: string | null;
-  required_scopes: string[];
-  sensitivity: 'low' | 'medium' | 'high';
-  side_effects: boolean;
   tokens: TokenCosts;
   updated_at: string;
-}
+};
 
 /** The full stored tool: document, status and token cost per format. */
 export type ToolView = Omit<ToolDocument, 'extensions'> &

@@ -12,7 +12,7 @@ import { token, uniqueTenant } from '../helpers/tokens.js';
 /** Per-principal limits: discovery and MCP through the real app, authorize through a stand-in route. */
 forEachDatabase((db) => {
   describe('rate limiting per principal', () => {
-    const ctx = useApp(db, { RATE_LIMIT_DISCOVER_PER_MINUTE: '3', RATE_LIMIT_MCP_PER_MINUTE: '2' });
+    const ctx = useApp(db, { RATE_LIMIT_DISCOVER_PER_MINUTE: '3', RATE_LIMIT_MCP_PER_MINUTE: '2', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '2' });
     const tenant = uniqueTenant('rl');
     const discover = (tokenValue: string) => call(ctx.app, 'POST', '/v1/discover', { token: tokenValue, body: { query: 'refund an invoice' } });
 
@@ -49,6 +49,18 @@ forEachDatabase((db) => {
       const caller = await token({ tenant, sub: 'lister' });
       for (let i = 0; i < 5; i += 1) expect((await call(ctx.app, 'GET', '/v1/tools', { token: caller })).statusCode).toBe(200);
       expect((await call(ctx.app, 'POST', '/v1/discover', { body: { query: 'x' } })).statusCode).toBe(401);
+    });
+
+    it('limits POST /v1/authorize with its own budget', async () => {
+      const gateway = await token({ tenant, sub: 'gateway' });
+      const authorize = () => call(ctx.app, 'POST', '/v1/authorize', { token: gateway, body: { tool: 'no_such_tool', arguments: {} } });
+      expect((await authorize()).statusCode).toBe(200);
+      expect((await authorize()).statusCode).toBe(200);
+      const limited = await authorize();
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json<{ error: { code: string } }>().error.code).toBe('rate_limited');
+      // The discovery budget of the same principal is untouched.
+      expect((await discover(gateway)).statusCode).toBe(200);
     });
 
     it('limits /mcp with its own budget, in the contract format', async () => {

@@ -1,0 +1,109 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+
+import { type Db, rowsOf } from '../db/client.js';
+
+/** Tables the discovery statements plan over. */
+const TABLES = ['tools', 'tool_terms', 'tool_embeddings', 'tool_usage'] as const;
+
+export interface MaintenanceOptions {
+  /** How often the modification counters are read. */
+  intervalMs: number;
+  /** PostgreSQL's autovacuum defaults: act once changes exceed threshold + scale x rows. */
+  analyzeThreshold: number;
+  analyzeScale: number;
+  vacuumThreshold: number;
+  vacuumScale: number;
+}
+
+const DEFAULTS: MaintenanceOptions = { intervalMs: 10_000, analyzeThreshold: 50, analyzeScale: 0.1, vacuumThreshold: 50, vacuumScale: 0.2 };
+
+interface TableState {
+  table: string;
+  rows: number;
+  modified: number;
+  dead: number;
+}
+
+/**
+ * Autovacuum for the embedded database. PGlite runs no background workers, so its tables were
+ * never ANALYZEd and the planner guessed one row per table: it read a tenant's whole catalog to
+ * fetch three shortlisted rows and chose nested loops over thousands of vectors. This applies
+ * PostgreSQL's own autovacuum rule (threshold + scale x rows, from pg_stat counters) on a timer,
+ * one table at a time, and analyzes tables never analyzed at start-up. External PostgreSQL has
+ * autovacuum: the service does not run this there.
+ */
+export class TableMaintenance {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
+    private readonly options: MaintenanceOptions = DEFAULTS,
+  ) {}
+
+  /** Runs one pass now (in the background) and then every interval. */
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
+    this.timer.unref();
+    this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass, awaited (tests, and callers that just loaded a catalog). */
+  async runOnce(): Promise<string[]> {
+    const done: string[] = [];
+    for (const state of await this.states()) {
+      if (this.stopped) break;
+      const action = this.actionFor(state);
+      if (!action) continue;
+      const started = performance.now();
+      // Table names come from the fixed list above, never from input.
+      await this.db.execute(sql.raw(`${action} ${state.table}`));
+      this.log.debug({ table: state.table, action, ms: Math.round(performance.now() - started) }, 'table maintenance');
+      done.push(`${action} ${state.table}`);
+    }
+    return done;
+  }
+
+  private tick(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.runOnce()
+      .then(() => undefined)
+      .catch((error: unknown) => this.log.warn({ err: error }, 'table maintenance failed; retrying later'))
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  private actionFor(state: TableState): string | undefined {
+    const o = this.options;
+    const rows = Math.max(state.rows, 0);
+    const vacuum = state.dead > o.vacuumThreshold + o.vacuumScale * rows;
+    const analyze = state.rows < 0 || state.modified > o.analyzeThreshold + o.analyzeScale * rows;
+    if (vacuum) return analyze ? 'vacuum analyze' : 'vacuum';
+    return analyze ? 'analyze' : undefined;
+  }
+
+  /** reltuples is -1 until a table is first analyzed; the counters restart with the process. */
+  private async states(): Promise<TableState[]> {
+    const rows = await rowsOf<{ table: string; rows: number; modified: number | null; dead: number | null }>(
+      this.db.execute(sql`
+        select c.relname as table, c.reltuples::float8 as rows,
+               s.n_mod_since_analyze::float8 as modified, s.n_dead_tup::float8 as dead
+        from pg_class c
+        join pg_namespace n on n.oid = c.relnamespace and n.nspname = current_schema()
+        left join pg_stat_user_tables s on s.relid = c.oid
+        where c.relkind = 'r' and c.relname in (${sql.join(TABLES.map((t) => sql`${t}`), sql`, `)})
+        order by c.relname`),
+    );
+    return rows.map((r) => ({ table: r.table, rows: Number(r.rows), modified: Number(r.modified ?? 0), dead: Number(r.dead ?? 0) }));
+  }
+}

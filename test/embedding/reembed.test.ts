@@ -1,0 +1,46 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { rowsOf } from '../../src/db/client.js';
+import { reembed } from '../../src/embedding/reembed.js';
+import { ToolService } from '../../src/tools/service.js';
+import { ToolValidator } from '../../src/tools/validation.js';
+import { databaseLegs, type TestDatabase } from '../helpers/databases.js';
+import { FlakyEmbedder, HashingEmbedder } from '../helpers/embedders.js';
+import { toolDocument } from '../helpers/fixtures.js';
+
+describe('reembed (PGlite in-process)', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await databaseLegs()[0]!.open();
+    const tools = new ToolService(database.database.db);
+    const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
+    for (const name of ['a_tool', 'b_tool', 'c_tool']) {
+      const result = validator.validate(toolDocument({ name }));
+      if (!result.ok) throw new Error('fixture invalid');
+      await tools.register({ tenant: 'reembed', subject: null, scopes: [] }, result.document);
+    }
+  });
+  afterAll(async () => database?.close());
+
+  const vectors = () => rowsOf<{ model: string; n: number }>(database.database.db.execute(sql`select model, count(*)::int as n from tool_embeddings group by model order by model`));
+
+  it('rebuilds every active tool\'s vectors for the model, one per card text', async () => {
+    const result = await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: false });
+    expect(result).toMatchObject({ model: 'test-hashing-64', tools: 3 });
+    // Card + 2 aliases + 1 example per fixture tool.
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+  });
+
+  it('drops other models\' vectors on request', async () => {
+    await database.database.db.execute(sql`update tool_embeddings set model = 'old-model'`);
+    await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: true });
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+  });
+
+  it('fails loudly when the embedder does, keeping the previous vectors', async () => {
+    await expect(reembed(database.database, new FlakyEmbedder(), { purgeOtherModels: false })).rejects.toThrow(/re-embedding failed/);
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+  });
+});
