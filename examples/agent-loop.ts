@@ -93,7 +93,10 @@ function print(turn: Turn): void {
   const log = (line: string) => process.stdout.write(`${line}\n`);
   log(`\n> ${turn.request}`);
   log(`  shortlist: ${turn.shortlist.map((t) => `${t.name} (${t.score.toFixed(2)})`).join(', ') || 'empty'}  [${turn.tokens.shortlist} of ${turn.tokens.catalog} catalog tokens]`);
-  if (!turn.call) return log('  model: no suitable tool; answers in text');
+  if (!turn.call) {
+    log('  model: no suitable tool; answers in text');
+    return;
+  }
   log(`  model calls ${turn.call.tool}(${JSON.stringify(turn.call.arguments)})`);
   log(`  gateway: ${turn.decision?.decision}${turn.decision?.reasons.length ? ` - ${turn.decision.reasons.map((r) => `${r.code}: ${r.message}`).join('; ')}` : ''}`);
   if (turn.result !== undefined) log(`  result: ${JSON.stringify(turn.result)}`);

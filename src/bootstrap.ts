@@ -11,7 +11,7 @@ import type { Embedder } from './embedding/provider.js';
 
 /** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openPglite(config.dataDir);
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databasePoolSize) : openPglite(config.dataDir);
 }
 
 /** Opens and migrates the database, logging what was applied. */

@@ -10,6 +10,7 @@ const EnvSchema = Type.Object({
   HOST: Type.String({ default: '0.0.0.0' }),
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
   JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -51,6 +52,8 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** Connections of the node-postgres pool (external PostgreSQL only). */
+  databasePoolSize: number;
   dataDir: string;
   jwt: {
     secret: string | undefined;
@@ -130,6 +133,7 @@ function toConfig(env: Env): Config {
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
     dataDir: env.DATA_DIR,
     jwt: {
       secret: env.JWT_SECRET,

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
       shutdownTimeoutMs: 10000,
+      databasePoolSize: 10,
       learning: { enabled: true, minMisses: 2, maxPerTool: 20, ttlDays: 30 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },

@@ -29,7 +29,7 @@ const program = new Command('bench')
   .option('--concurrency <list>', 'concurrent connections', '1,8,32')
   .option('--drivers <list>', 'embedded (PGlite in the server) and/or socket (PGlite over the wire, or DATABASE_URL when set)', 'embedded,socket')
   .option('--seed <n>', 'catalog seed', '42')
-  .option('--socket-connections <n>', 'PGLiteSocketServer maxConnections (the service pool holds 10)', '10')
+  .option('--socket-connections <n>', 'PGLiteSocketServer maxConnections, and the service pool size (DATABASE_POOL_SIZE)', '8')
   .option('--cpu-prof <dir>', 'run the server with --cpu-prof, profiles written to this folder')
   .option('--local-model', 'also measure the local embedding model on new request texts (in-process)', true)
   .option('--no-local-model', 'skip the local model measurement')
@@ -304,7 +304,8 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
       } else {
         const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
         database = socket.child;
-        env = { ...serviceEnv, DATABASE_URL: socket.url };
+        // The pool must not open more connections than the socket server accepts.
+        env = { ...serviceEnv, DATABASE_URL: socket.url, DATABASE_POOL_SIZE: opts.socketConnections };
         label = `PGlite over the wire (pglite-socket, maxConnections ${opts.socketConnections})`;
       }
       const { child, startupMs } = await startService(env, profArgs(driver));

@@ -63,7 +63,8 @@ async function parseFile(file: string): Promise<unknown[]> {
 export async function loadDocuments(paths: string[], cwd = process.cwd()): Promise<LoadedDocument[]> {
   const loaded: LoadedDocument[] = [];
   for (const file of await expandPaths(paths)) {
-    const shown = relative(cwd, file) || file;
+    const local = relative(cwd, file);
+    const shown = local && !local.startsWith('..') ? local : file;
     let values: unknown[];
     try {
       values = await parseFile(file);

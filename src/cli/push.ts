@@ -96,7 +96,8 @@ export function pushSummary(outcomes: PushOutcome[]): string {
   for (const o of outcomes) counts.set(o.action, (counts.get(o.action) ?? 0) + 1);
   const order: PushAction[] = ['created', 'updated', 'unchanged', 'would create', 'would update', 'failed'];
   const totals = order.filter((a) => counts.has(a) || ['created', 'updated', 'unchanged', 'failed'].includes(a)).map((a) => `${a} ${counts.get(a) ?? 0}`);
-  return `${table}\n${outcomes.length} documents: ${totals.join(', ')}\n`;
+  const failures = outcomes.filter((o) => o.action === 'failed').map((o) => `  ${o.name || '-'} (${o.source}): ${o.detail}`);
+  return `${table}${failures.length > 0 ? `\nfailures:\n${failures.join('\n')}\n` : ''}\n${outcomes.length} documents: ${totals.join(', ')}\n`;
 }
 
 /** A progress bar on stderr for long runs on a terminal; a no-op otherwise. */

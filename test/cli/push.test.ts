@@ -13,7 +13,8 @@ import { cli } from './run-cli.js';
 
 /** The rows of the push summary table: tool -> result. */
 function results(stdout: string): Record<string, string> {
-  const rows = stdout.split('\n').slice(2).filter((line) => /^\S+\s+\S+\s+(created|updated|unchanged|failed|would)/.test(line));
+  const table = stdout.slice(0, stdout.indexOf('\n\n'));
+  const rows = table.split('\n').slice(2).filter((line) => /^\S+\s+\S+\s+(created|updated|unchanged|failed|would)/.test(line));
   return Object.fromEntries(rows.map((line) => {
     const [name, , result, next] = line.split(/\s+/);
     return [name!, result === 'would' ? `would ${next}` : result!];
@@ -23,6 +24,9 @@ function results(stdout: string): Record<string, string> {
 /** `push` through real HTTP against the app, on every database leg. */
 forEachDatabase((db) => {
   const registry = useLiveRegistry(() => db.database);
+  // pglite-socket multiplexes pool connections onto one PGlite and interleaves concurrent
+  // extended-protocol queries ("portal does not exist"); PGlite in-process and PostgreSQL do not.
+  const push = (...args: string[]) => ['push', ...(db.leg === 'pglite-socket' ? ['--concurrency', '1'] : []), ...args];
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'registry-push-'));
@@ -40,25 +44,25 @@ forEachDatabase((db) => {
       writeFileSync(join(folder, 'nested', 'two.json'), JSON.stringify([toolDocument({ name: 'get_invoice', side_effects: false, summary: undefined }), toolDocument({ name: 'void_invoice' })]));
       writeFileSync(join(folder, 'README.md'), 'not a tool');
 
-      const first = await cli(['push', folder], env);
+      const first = await cli(push(folder), env);
       expect(first.stderr).toBe('');
       expect(first.code).toBe(0);
       expect(results(first.stdout)).toEqual({ get_invoice: 'created', void_invoice: 'created', issue_refund: 'created' });
       expect(first.stdout).toMatch(/3 documents: created 3, updated 0, unchanged 0, failed 0/);
 
-      const second = await cli(['push', folder], env);
+      const second = await cli(push(folder), env);
       expect(second.code).toBe(0);
       expect(results(second.stdout)).toEqual({ get_invoice: 'unchanged', void_invoice: 'unchanged', issue_refund: 'unchanged' });
       const client = await registry.client(tenant);
       expect((await client.getTool('get_invoice')).tool.revision).toBe(1);
 
       writeFileSync(join(folder, 'refund.yaml'), stringify(toolDocument({ version: '1.1.0', aliases: ['give money back', 'refund my purchase', 'reimburse me'] })));
-      const dry = await cli(['push', '--dry-run', folder], env);
+      const dry = await cli(push('--dry-run', folder), env);
       expect(results(dry.stdout).issue_refund).toBe('would update');
       expect(dry.stdout).toMatch(/1\.0\.0 -> 1\.1\.0 \(version, aliases\)/);
       expect((await client.getTool('issue_refund')).tool.version).toBe('1.0.0');
 
-      const third = await cli(['push', folder], env);
+      const third = await cli(push(folder), env);
       expect(third.code).toBe(0);
       expect(results(third.stdout)).toEqual({ get_invoice: 'unchanged', void_invoice: 'unchanged', issue_refund: 'updated' });
       expect((await client.getTool('issue_refund')).tool).toMatchObject({ version: '1.1.0', revision: 2 });
@@ -71,26 +75,27 @@ forEachDatabase((db) => {
       const { mkdirSync } = await import('node:fs');
       mkdirSync(folder);
       writeFileSync(join(folder, 'a.yaml'), stringify(toolDocument()));
-      expect((await cli(['push', folder], env)).code).toBe(0);
+      expect((await cli(push(folder), env)).code).toBe(0);
 
       writeFileSync(join(folder, 'a.yaml'), stringify(toolDocument({ description: 'Changed without a version bump.' })));
       writeFileSync(join(folder, 'b.yaml'), stringify(toolDocument({ name: 'bad_tool', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } })));
       writeFileSync(join(folder, 'c.yaml'), `${stringify(toolDocument({ name: 'ok_tool' }))}---\n${stringify(toolDocument({ name: 'ok_tool' }))}`);
       writeFileSync(join(folder, 'd.json'), '{ not json');
-      const run = await cli(['push', folder], env);
+      const run = await cli(push(folder), env);
       expect(run.code).toBe(1);
       const lines = run.stdout.split('\n');
-      expect(lines.find((l) => l.startsWith('issue_refund'))).toMatch(/failed\s+409 conflict: version 1\.0\.0 must be greater/);
-      expect(lines.find((l) => l.startsWith('bad_tool'))).toMatch(/failed\s+400 validation_failed: .*\/parameters\/properties\/id/);
-      expect(lines.filter((l) => l.startsWith('ok_tool'))).toEqual([expect.stringMatching(/created/), expect.stringMatching(/failed\s+duplicate name: also in .*c\.yaml#1/)]);
-      expect(run.stdout).toMatch(/failed\s+cannot parse: .*d\.json/);
-      expect(run.stdout).toMatch(/6 documents: created 1, updated 0, unchanged 0, failed 4/);
+      expect(run.stdout).toMatch(/\n  issue_refund \(.*a\.yaml\): 409 conflict: version 1\.0\.0 must be greater than the current 1\.0\.0/);
+      expect(run.stdout).toMatch(/\n  bad_tool \(.*b\.yaml\): 400 validation_failed: tool document is invalid \[\/parameters\/properties\/id/);
+      expect(lines.filter((l) => l.startsWith('ok_tool'))).toEqual([expect.stringMatching(/created/), expect.stringMatching(/failed\s+duplicate name/)]);
+      expect(run.stdout).toMatch(/\n  ok_tool \(.*c\.yaml#2\): duplicate name: also in .*c\.yaml#1\n/);
+      expect(run.stdout).toMatch(/\n  - \(.*d\.json\): cannot parse: /);
+      expect(run.stdout).toMatch(/5 documents: created 1, updated 0, unchanged 0, failed 4/);
     });
 
     it('fails fast when the token may not publish', async () => {
       const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant(), ['billing:read']) };
       writeFileSync(join(dir, 'single.json'), JSON.stringify(toolDocument()));
-      const run = await cli(['push', join(dir, 'single.json')], env);
+      const run = await cli(push(join(dir, 'single.json')), env);
       expect(run.code).toBe(1);
       expect(run.stdout).toMatch(/issue_refund\s+1\.0\.0\s+failed\s+403 forbidden/);
     });
@@ -100,7 +105,7 @@ forEachDatabase((db) => {
     it('registers every tool, then discover finds them from the CLI', async () => {
       const tenant = uniqueTenant();
       const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) };
-      const pushed = await cli(['push', 'examples/catalog'], env);
+      const pushed = await cli(push('examples/catalog'), env);
       expect(pushed.stdout).toMatch(/failed 0/);
       expect(pushed.code).toBe(0);
       const counts = /(\d+) documents: created (\d+)/.exec(pushed.stdout);
@@ -130,7 +135,7 @@ forEachDatabase((db) => {
     it('runs the agent loop example: discover, pick, authorize, execute', async () => {
       const { runTurn } = await import('../../examples/agent-loop.js');
       const tenant = uniqueTenant();
-      await cli(['push', 'examples/catalog'], { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) });
+      await cli(push('examples/catalog'), { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) });
       const agent = await registry.client(tenant, ['billing:read', 'billing:write']);
       const turn = await runTurn(agent, 'Refund invoice INV-2024-0042, the blender arrived broken');
       expect(turn.call).toMatchObject({ tool: 'issue_refund', arguments: { invoice_id: 'INV-2024-0042' } });

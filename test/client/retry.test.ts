@@ -37,8 +37,8 @@ function fakeSleep(): { sleep: (ms: number) => Promise<void>; delays: number[] }
 describe('RegistryClient retries', () => {
   it('retries a 503 twice and succeeds, honouring Retry-After over the shorter backoff', async () => {
     const { url, attempts, server } = await serve((_request, response, attempt) => {
-      if (attempt <= 2) return unavailable(response, attempt === 1 ? '1' : undefined);
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tools: [], next_cursor: null }));
+      if (attempt <= 2) unavailable(response, attempt === 1 ? '1' : undefined);
+      else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tools: [], next_cursor: null }));
     });
     servers.push(server);
     const clock = fakeSleep();
@@ -51,8 +51,8 @@ describe('RegistryClient retries', () => {
 
   it('waits for real between attempts (a short Retry-After)', async () => {
     const { url, attempts, server } = await serve((_request, response, attempt) => {
-      if (attempt <= 2) return unavailable(response, '0.05');
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      if (attempt <= 2) unavailable(response, '0.05');
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     });
     servers.push(server);
     const started = performance.now();

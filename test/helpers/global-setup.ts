@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { PGlite } from '@electric-sql/pglite';
@@ -37,6 +37,12 @@ async function pgliteTemplate(): Promise<string> {
     const partial = `${path}.${process.pid}.partial`;
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
+    // Templates of older migrations are dead weight (40 MB each); spare recent ones, which a
+    // concurrent run on another checkout state may still be reading.
+    for (const file of readdirSync(CACHE_DIR)) {
+      const other = join(CACHE_DIR, file);
+      if (/^pglite-template-\w+\.tar$/.test(file) && other !== path && Date.now() - statSync(other).mtimeMs > 3_600_000) rmSync(other, { force: true });
+    }
   } finally {
     await client.close();
   }

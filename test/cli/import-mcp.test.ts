@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+import { mapMcpTool, registryName, splitCommand } from '../../src/cli/mcp-import.js';
+import { type Database, fromPglite } from '../../src/db/client.js';
+import { useLiveRegistry } from '../client/live-registry.js';
+import { clonePglite } from '../helpers/databases.js';
+import { uniqueTenant } from '../helpers/tokens.js';
+import { cli } from './run-cli.js';
+
+const SERVER = fileURLToPath(new URL('../fixtures/mcp-server.ts', import.meta.url));
+/** The fixture MCP server over stdio, listing two tools per page. */
+const COMMAND = `"${process.execPath}" --import tsx "${SERVER}"`;
+
+describe('tool-registry import-mcp (stdio fixture server, PGlite in-process)', () => {
+  let database: Database | undefined;
+  let close: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const client = await clonePglite();
+    database = fromPglite(client);
+    close = () => client.close();
+  });
+  afterAll(async () => close?.());
+  const registry = useLiveRegistry(() => database!);
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'registry-mcp-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('imports every page of tools with namespace, scopes and annotation mapping, then skips them on a rerun', async () => {
+    const tenant = uniqueTenant();
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) };
+    const args = ['import-mcp', '--command', COMMAND, '--env', 'MCP_PAGE_SIZE=2', '--prefix', 'crm.', '--scopes', 'crm:read crm:write', '--category', 'crm'];
+    const first = await cli(args, env);
+    expect(first.stderr).toMatch(/5 tools from MCP server fixture-crm 2\.3\.0/);
+    expect(first.stderr).toMatch(/crm\.add_note: described required parameter 'body'/);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/5 documents: created 5, updated 0, unchanged 0, failed 0/);
+
+    const client = await registry.client(tenant);
+    const names = [];
+    for await (const card of client.iterateTools()) names.push(card.name);
+    expect(names).toEqual(['crm.add_note', 'crm.delete_customer', 'crm.list_segments', 'crm.lookup_customer', 'crm.send-welcome_email']);
+
+    const lookup = (await client.getTool('crm.lookup_customer')).tool;
+    expect(lookup).toMatchObject({
+      version: '2.3.0', // the MCP server's version
+      description: 'Find a customer record by email address and return its id, name and plan.',
+      required_scopes: ['crm:read', 'crm:write'],
+      category: 'crm',
+      tags: ['mcp'],
+      side_effects: false, // readOnlyHint
+      sensitivity: 'low',
+      parameters: { type: 'object', properties: { email: { type: 'string', description: 'Email address of the customer.' } }, required: ['email'] },
+      returns: { type: 'object', properties: { id: { type: 'string' } } },
+      'x-mcp': { server: 'fixture-crm', tool: 'lookup_customer', title: 'Look up customer', annotations: { readOnlyHint: true } },
+    });
+    const destructive = (await client.getTool('crm.delete_customer')).tool;
+    expect(destructive).toMatchObject({ side_effects: true, sensitivity: 'medium', returns: null }); // destructiveHint
+    expect((await client.getTool('crm.add_note')).tool.side_effects).toBe(true); // no hints: MCP defaults (may modify)
+    expect((await client.getTool('crm.send-welcome_email')).tool.side_effects).toBe(true); // readOnlyHint false
+
+    const rerun = await cli(args, env);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stdout).toMatch(/5 documents: created 0, updated 0, unchanged 5, failed 0/);
+  });
+
+  it('fails with --strict when a required parameter has no description', async () => {
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant()) };
+    const run = await cli(['import-mcp', '--command', COMMAND, '--strict', '--version', '1.0.0'], env);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/\n {2}add_note \(mcp:add_note\): 400 validation_failed: .*\/parameters\/properties\/body/);
+    expect(run.stdout).toMatch(/created 4, updated 0, unchanged 0, failed 1/);
+  });
+
+  it('writes the mapped documents to a YAML file with --out instead of pushing', async () => {
+    const out = join(dir, 'mcp-tools.yaml');
+    const run = await cli(['import-mcp', '--command', COMMAND, '--prefix', 'fx_', '--out', out], {});
+    expect(run.code).toBe(0);
+    const documents = parse(readFileSync(out, 'utf8')) as { name: string }[];
+    expect(documents.map((d) => d.name)).toContain('fx_lookup_customer');
+    // The written file is a valid push input: it registers as is.
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant()) };
+    expect((await cli(['push', out], env)).stdout).toMatch(/created 5/);
+  });
+
+  it('needs exactly one of --command and --url', async () => {
+    const run = await cli(['import-mcp'], {});
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/exactly one of --command \(stdio\) or --url/);
+  });
+});
+
+describe('MCP tool mapping', () => {
+  const tool = (overrides: Partial<Tool> = {}): Tool => ({ name: 'run', inputSchema: { type: 'object', properties: {} }, ...overrides });
+
+  it('maps annotations to side effects and sensitivity', () => {
+    expect(mapMcpTool(tool({ annotations: { readOnlyHint: true } }), { version: '1.0.0' }).document).toMatchObject({ side_effects: false, sensitivity: 'low' });
+    expect(mapMcpTool(tool({ annotations: { destructiveHint: true } }), { version: '1.0.0' }).document).toMatchObject({ side_effects: true, sensitivity: 'medium' });
+    expect(mapMcpTool(tool(), { version: '1.0.0' }).document.side_effects).toBe(true);
+  });
+
+  it('refuses high sensitivity without scopes and falls back to a description', () => {
+    const mapped = mapMcpTool(tool(), { version: '1.0.0', sensitivity: 'high' });
+    expect(mapped.document).toMatchObject({ sensitivity: 'medium', description: 'The run.' });
+    expect(mapped.notes).toContain('sensitivity high needs --scopes; used medium');
+    expect(mapMcpTool(tool(), { version: '1.0.0', sensitivity: 'high', scopes: ['ops'] }).document.sensitivity).toBe('high');
+  });
+
+  it('makes registry-safe names', () => {
+    expect(registryName('gh.', 'create issue')).toBe('gh.create_issue');
+    expect(registryName('', '1password/read')).toBe('t_1password_read');
+    expect(registryName('', 'x'.repeat(80))).toHaveLength(64);
+  });
+
+  it('splits command lines with quotes', () => {
+    expect(splitCommand(`node "my server.js" --flag='a b' plain\\ space`)).toEqual(['node', 'my server.js', '--flag=a b', 'plain space']);
+    expect(() => splitCommand('node "open')).toThrow(/unterminated/);
+  });
+});
