@@ -10,5 +10,6 @@
 export { type CallOptions, RegistryClient, type RegistryClientOptions } from './client.js';
 export { isRegistryError, RegistryError } from './errors.js';
 export { type FetchLike, parseRetryAfter, type RetryOptions, type TokenSource } from './http.js';
-export { canonicalJson, documentChanges } from './compare.js';
+export { documentChanges } from './compare.js';
+export { canonicalJson } from '../tools/canonical-json.js';
 export type * from './types.js';

@@ -14,9 +14,3 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
-
-/** Unit-length copy of a vector (cosine then equals the dot product; zero stays zero). */
-export function normalize(vector: number[]): number[] {
-  const norm = Math.hypot(...vector);
-  return norm === 0 ? vector : vector.map((x) => x / norm);
-}

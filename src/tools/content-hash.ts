@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted at every level, so equal documents serialize equally. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
+import { canonicalJson } from './canonical-json.js';
 
 /** SHA-256 of the canonical JSON: the identity of a tool's content. */
 export function contentHash(value: unknown): string {

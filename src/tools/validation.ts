@@ -6,6 +6,7 @@ import { policyRuleProblems } from '../authorize/policy.js';
 import type { ErrorDetail } from '../errors.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { ajvErrorsToDetails, compileSchema, escapePointer, metaValidate } from './json-schema.js';
+import { normalizeDocument } from './normalize.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -49,7 +50,7 @@ export class ToolValidator {
     }
 
     if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-    return { ok: true, document: normalize(doc as ToolDocumentInput, this.limits) };
+    return { ok: true, document: normalizeDocument(doc as ToolDocumentInput, this.limits.summaryLength) };
   }
 
   private checkSchema(schema: JsonObject, pointer: string, isParameters: boolean): ErrorDetail[] {
@@ -163,37 +164,4 @@ function dedupe(issues: ErrorDetail[]): ErrorDetail[] {
     seen.add(key);
     return true;
   });
-}
-
-/** First sentence of the description, cut at a word boundary to fit the summary limit. */
-export function deriveSummary(description: string, maxLength: number): string {
-  const text = description.replace(/\s+/g, ' ').trim();
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(text)?.[1] ?? text;
-  if (sentence.length <= maxLength) return sentence;
-  const cut = sentence.slice(0, maxLength - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${(space > maxLength / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-function normalize(doc: ToolDocumentInput, limits: DocumentLimits): ToolDocument {
-  const extensions: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(doc)) if (key.startsWith('x-')) extensions[key] = value;
-  return {
-    name: doc.name,
-    version: doc.version,
-    description: doc.description.trim(),
-    summary: doc.summary?.trim() || deriveSummary(doc.description, limits.summaryLength),
-    not_for: doc.not_for?.trim() || null,
-    aliases: doc.aliases ?? [],
-    examples: doc.examples ?? [],
-    tags: doc.tags ?? [],
-    category: doc.category ?? null,
-    required_scopes: [...new Set(doc.required_scopes ?? [])].sort(),
-    sensitivity: doc.sensitivity ?? 'low',
-    side_effects: doc.side_effects ?? false,
-    parameters: doc.parameters,
-    returns: doc.returns ?? null,
-    policy: doc.policy ?? [],
-    extensions,
-  };
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { canonicalJson, contentHash } from '../../src/tools/content-hash.js';
+import { canonicalJson } from '../../src/tools/canonical-json.js';
+import { contentHash } from '../../src/tools/content-hash.js';
 
 describe('canonicalJson / contentHash', () => {
   it('ignores object key order at every level', () => {

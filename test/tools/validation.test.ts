@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { compileSchema, escapePointer, metaValidate } from '../../src/tools/json-schema.js';
-import { deriveSummary, exceedsDepth, ToolValidator } from '../../src/tools/validation.js';
+import { deriveSummary } from '../../src/tools/normalize.js';
+import { exceedsDepth, ToolValidator } from '../../src/tools/validation.js';
 import { toolDocument } from '../helpers/fixtures.js';
 
 const limits = { descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 };
