@@ -101,13 +101,36 @@ export function createProgram(io: CliIo, state: State): Command {
     });
 
   program
+    .command('reembed')
+    .description('rebuild every tool vector for the configured embedding model (after a model change)')
+    .option('--purge-other-models', 'also delete vectors of other models', false)
+    .action(async (options: { purgeOtherModels: boolean }) => {
+      const [{ createEmbedder, openMigratedDatabase }, { loadConfig }, { reembed }] = await Promise.all([
+        import('../bootstrap.js'),
+        import('../config.js'),
+        import('../embedding/reembed.js'),
+      ]);
+      const config = loadConfig(io.env);
+      const embedder = await createEmbedder(config);
+      if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
+      const database = await openMigratedDatabase(config, { info: () => undefined });
+      try {
+        const result = await reembed(database, embedder, options);
+        io.stdout(`re-embedded ${result.tools} tools with ${result.model} in ${result.seconds.toFixed(1)} s\n`);
+      } finally {
+        await database.close();
+      }
+    });
+
+  program
     .command('eval')
     .description('register a dataset (tools.jsonl, queries.jsonl) on a throwaway database and report retrieval quality')
     .option('--data <dir>', 'dataset folder', '../shared/bench/dev-data')
     .option('--out <dir>', 'where eval.json and eval.md are written', 'eval-results')
     .option('--modes <list>', 'comma-separated: hybrid, lexical, vector', 'lexical,vector,hybrid')
     .option('--limit <n>', 'only the first n queries', integer(1, 1_000_000))
-    .action(async (options: { data: string; out: string; modes: string; limit?: number }) => {
+    .option('--stride <n>', 'only every n-th query (a sample across the set)', integer(1, 1_000_000))
+    .action(async (options: { data: string; out: string; modes: string; limit?: number; stride?: number }) => {
       const [{ createEmbedder }, { loadConfig }, { markdownTable, runEval }] = await Promise.all([import('../bootstrap.js'), import('../config.js'), import('../eval/run.js')]);
       const report = await runEval({
         dataDir: options.data,
@@ -115,6 +138,7 @@ export function createProgram(io: CliIo, state: State): Command {
         embedder: await createEmbedder(loadConfig(io.env)),
         modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
         limit: options.limit,
+        stride: options.stride,
         progress: (message) => io.stderr(`${message}\n`),
       });
       io.stdout(markdownTable(report));
