@@ -73,6 +73,8 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

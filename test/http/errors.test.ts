@@ -16,6 +16,12 @@ forEachDatabase((db) => {
       expect(res.json()).toEqual({ error: { code: 'not_found', message: 'no route GET /v1/nothing-here', details: [], request_id: res.headers['x-request-id'] } });
     });
 
+    it('answers a non-JSON body with 415 in the error format', async () => {
+      const res = await call(t.app, 'POST', '/v1/discover', { token: await token(), body: 'refund please', headers: { 'content-type': 'text/plain' } });
+      expect(res.statusCode).toBe(415);
+      expect(res.json().error.code).toBe('unsupported_media_type');
+    });
+
     it('answers an unsupported method on a known path with 404 in the error format', async () => {
       const res = await call(t.app, 'PATCH', '/v1/tools/issue_refund', { token: await token() });
       expect(res.statusCode).toBe(404);
