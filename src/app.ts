@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 
 import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
@@ -19,7 +19,7 @@ import { EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import cors from './http/cors.js';
-import errorHandler from './http/error-handler.js';
+import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
@@ -64,6 +64,13 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     return503OnClosing: true,
+    // Router-level failures (undecodable URL, over-long path parameter) skip the error handler:
+    // answer them in the contract's format too, without echoing the path.
+    frameworkErrors: (error, request, reply) => {
+      const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path parameter is too long' : 'the URL is malformed';
+      const body: ErrorBody = { error: { code: 'bad_request', message, details: [], request_id: String(request.id) } };
+      void (reply as FastifyReply).code(400).send(body);
+    },
     requestTimeout: 30_000,
     routerOptions: { maxParamLength: 256, ignoreTrailingSlash: true },
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },

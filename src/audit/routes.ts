@@ -27,7 +27,7 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
         tags: ['audit'],
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
-          before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries with a smaller id (pagination)' })),
+          before: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only entries with a smaller id (pagination)' })),
           action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize'])),
           tool: Type.Optional(Type.String({ maxLength: 64 })),
         }),

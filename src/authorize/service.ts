@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import { countCall, recordMiss, refreshLearnedText } from '../learning/repository.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
+import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
 import { findDiscovery, findForDecision, type ToolForDecision } from './repository.js';
 
@@ -29,6 +30,12 @@ export interface Decision {
   reasons: Reason[];
   tool: { name: string; version: string | null };
 }
+
+/** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** Fails closed for a stored schema that no longer compiles (e.g. a pattern now refused as unsafe). */
+const uncheckable: CompiledValidator = () => [{ pointer: '/', message: "the tool's parameter schema cannot be checked; the publisher must republish the tool" }];
 
 /** Called once per decision (metrics). */
 export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
@@ -83,10 +90,16 @@ export class AuthorizeService {
     let validate = this.validators.get(key);
     const cached = validate !== undefined;
     if (!validate) {
-      validate = compileSchema(row.parameters);
+      try {
+        validate = compileSchema(row.parameters);
+      } catch {
+        validate = uncheckable;
+      }
       this.validators.set(key, validate);
     }
-    const invalid = validate(input.arguments);
+    const invalid = exceedsDepth(input.arguments, MAX_ARGUMENT_DEPTH)
+      ? [{ pointer: '/', message: `must not nest deeper than ${MAX_ARGUMENT_DEPTH} levels` }]
+      : validate(input.arguments);
     for (const issue of invalid) {
       reasons.push({ code: 'invalid_arguments', message: issue.message, pointer: `/arguments${issue.pointer === '/' ? '' : issue.pointer}` });
     }

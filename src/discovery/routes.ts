@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses, ToolCard } from '../http/schemas.js';
+import { textProblems } from '../tools/validation.js';
 import { FORMATS } from './formats.js';
 import { listDiscoveries } from './log-repository.js';
 import type { DiscoverInput, DiscoveryService } from './service.js';
@@ -65,6 +66,9 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
       const body = request.body as DiscoverInput;
       if (body.query.trim() === '') {
         throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must contain some text', in: 'body' }]);
+      }
+      if (textProblems(body.query).length > 0) {
+        throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must not contain control characters or unpaired surrogates', in: 'body' }]);
       }
       return options.discovery.discover(request.principal, body);
     },

@@ -47,7 +47,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       schema: {
         summary: 'Remove a learned alias',
         tags: ['learning'],
-        params: Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1 }) }),
+        params: Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
         response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
       },
     },

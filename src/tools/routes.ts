@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { isPublisher, PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses, ToolCard, ToolName, ToolView } from '../http/schemas.js';
+import { rejectDuplicateKeys } from '../http/strict-json.js';
 import { learnedAliasView } from '../learning/routes.js';
 import type { LearningService } from '../learning/service.js';
 import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
@@ -43,6 +44,8 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
   const validatorCompiler = compilerFor(new ToolValidator(options.limits));
   const documentBody = toolDocumentSchema(options.limits);
   const publish = app.requireScope(PUBLISH_SCOPE);
+  // A tool document must mean one thing to every parser: duplicate keys are a 400.
+  rejectDuplicateKeys(app);
 
   app.post(
     '/v1/tools',

@@ -6,6 +6,7 @@ import { policyRuleProblems } from '../authorize/policy.js';
 import type { ErrorDetail } from '../errors.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { ajvErrorsToDetails, compileSchema, escapePointer, metaValidate } from './json-schema.js';
+import { unsafePattern } from './safe-pattern.js';
 import { normalizeDocument } from './normalize.js';
 
 type JsonObject = Record<string, unknown>;
@@ -28,6 +29,7 @@ export class ToolValidator {
   validate(input: unknown): ValidationResult {
     if (!isObject(input)) return { ok: false, issues: [{ pointer: '/', message: 'must be a JSON object' }] };
     const issues = this.shape(input) ? [] : ajvErrorsToDetails(this.shape.errors);
+    issues.push(...textProblems(input));
     const doc = input as Partial<ToolDocumentInput> & JsonObject;
 
     if (typeof doc.version === 'string' && semver.valid(doc.version) === null) {
@@ -112,6 +114,16 @@ function walkSchema(
       }
     }
     if (described) issues.push(...missingDescriptions(node, pointer));
+    if (typeof node.pattern === 'string') {
+      const problem = unsafePattern(node.pattern);
+      if (problem) issues.push({ pointer: `${pointer}/pattern`, message: problem });
+    }
+    if (isObject(node.patternProperties)) {
+      for (const key of Object.keys(node.patternProperties)) {
+        const problem = unsafePattern(key);
+        if (problem) issues.push({ pointer: `${pointer}/patternProperties/${escapePointer(key)}`, message: problem });
+      }
+    }
     for (const [key, child] of Object.entries(node)) {
       const childPointer = `${pointer}/${escapePointer(key)}`;
       if (SUBSCHEMA_MAPS.includes(key) && isObject(child)) {
@@ -125,6 +137,32 @@ function walkSchema(
     }
   }
   return { issues, tooDeep };
+}
+
+// C0 controls but tab, newline and carriage return; DEL and C1 controls; unpaired UTF-16 surrogates
+// (PostgreSQL's text and jsonb cannot store NUL or unpaired surrogates: they would fail as a 500).
+const BAD_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const MAX_TEXT_ISSUES = 20;
+
+/** Every string and key of a document holding control characters or unpaired surrogates (iterative). */
+export function textProblems(value: unknown, rootPointer = ''): ErrorDetail[] {
+  const issues: ErrorDetail[] = [];
+  const stack: { node: unknown; pointer: string }[] = [{ node: value, pointer: rootPointer }];
+  while (stack.length > 0 && issues.length < MAX_TEXT_ISSUES) {
+    const { node, pointer } = stack.pop()!;
+    if (typeof node === 'string') {
+      if (BAD_TEXT.test(node)) issues.push({ pointer: pointer || '/', message: 'must not contain control characters or unpaired surrogates' });
+    } else if (Array.isArray(node)) {
+      node.forEach((child, i) => stack.push({ node: child, pointer: `${pointer}/${i}` }));
+    } else if (isObject(node)) {
+      for (const [key, child] of Object.entries(node)) {
+        const childPointer = `${pointer}/${escapePointer(key)}`;
+        if (BAD_TEXT.test(key)) issues.push({ pointer: childPointer, message: 'property names must not contain control characters or unpaired surrogates' });
+        stack.push({ node: child, pointer: childPointer });
+      }
+    }
+  }
+  return issues;
 }
 
 /** Whether `value` nests objects or arrays deeper than `maxDepth` (iterative: safe on hostile input). */

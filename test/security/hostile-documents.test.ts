@@ -58,7 +58,8 @@ forEachDatabase((db) => {
 
     it('rejects 10,000-level nesting in parameters, arrays and extensions with the depth error', async () => {
       const depth = 10_000;
-      const deepSchema = `${'{"type":"object","properties":{"n":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
+      // Compact shapes so 10,000 levels fit under the 256 KB body limit (a bigger body is a 413).
+      const deepSchema = `{"type":"object","properties":{"n":${'{"items":'.repeat(depth)}{"type":"string"}${'}'.repeat(depth)}}}`;
       const base = JSON.stringify(toolDocument({ parameters: { type: 'object' }, returns: undefined }));
       for (const payload of [
         base.replace('"parameters":{"type":"object"}', `"parameters":${deepSchema}`),
@@ -106,6 +107,21 @@ forEachDatabase((db) => {
         expect(error.details.find((d) => /pattern/.test(d.pointer))!.message).toMatch(/unsafe|catastrophic|backtracking/i);
       }
       expect(performance.now() - started).toBeLessThan(10_000);
+    });
+
+    it("still accepts common safe patterns, zod's email pattern included", async () => {
+      const email = "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$";
+      const tenant = uniqueTenant('safe-patterns');
+      const tk = await token({ tenant, scopes: [PUBLISH] });
+      const properties = Object.fromEntries(
+        [email, '^[a-z0-9_-]{3,32}$', '^(\\d+\\.)+\\d+$', '^([a-z]+,)*[a-z]+$', '^(foo|bar)$', '^\\+?[0-9 ()-]{7,20}$'].map((pattern, i) => [`p${i}`, { type: 'string', pattern }]),
+      );
+      const res = await call(t.app, 'POST', '/v1/tools', { token: tk, body: toolDocument({ name: 'patterns', parameters: { type: 'object', properties } }) });
+      expect(res.statusCode, res.body).toBe(201);
+      const started = performance.now();
+      const evil = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'patterns', arguments: { p0: `${'a'.repeat(5000)}@${'a-'.repeat(2000)}!` } } });
+      expect(evil.json().decision).toBe('deny');
+      expect(performance.now() - started).toBeLessThan(5_000);
     });
 
     it('keeps /v1/authorize from hanging on a catastrophic pattern already stored before the check existed', async () => {
