@@ -1,5 +1,5 @@
 import { RegistryError } from './errors.js';
-import { type FetchLike, type RetryOptions, type TokenSource, Transport } from './http.js';
+import { Transport, type TransportOptions } from './http.js';
 import type {
   AuditPage,
   AuditParams,
@@ -20,22 +20,8 @@ import type {
   ToolView,
 } from './types.js';
 
-export interface RegistryClientOptions {
-  /** Base URL of the service, e.g. http://localhost:8080. */
-  baseUrl: string;
-  /** Bearer JWT, or a function returning a fresh one for each request. */
-  token?: TokenSource;
-  /** fetch implementation (default: the global fetch). */
-  fetch?: FetchLike;
-  /** Per-attempt timeout in ms (default 30 000; 0 disables). */
-  timeoutMs?: number;
-  /** Backoff policy for 503 and network errors (default: 3 retries from 200 ms, Retry-After honoured). */
-  retry?: RetryOptions;
-  /** Extra headers on every request (e.g. x-request-id for tracing). */
-  headers?: Record<string, string>;
-  /** Sleep between retries (tests inject a fake clock). */
-  sleep?: (ms: number) => Promise<void>;
-}
+/** How the client reaches the service: the transport's options. */
+export type RegistryClientOptions = TransportOptions;
 
 export interface CallOptions {
   signal?: AbortSignal;

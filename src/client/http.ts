@@ -23,14 +23,19 @@ export interface RetryOptions {
 }
 
 export interface TransportOptions {
+  /** Base URL of the service, e.g. http://localhost:8080. */
   baseUrl: string;
+  /** Bearer JWT, or a function returning a fresh one for each request. */
   token?: TokenSource;
+  /** fetch implementation (default: the global fetch). */
   fetch?: FetchLike;
   /** Per-attempt timeout in ms (default 30 000; 0 disables). */
   timeoutMs?: number;
+  /** Backoff policy for 503 and network errors (default: 3 retries from 200 ms, Retry-After honoured). */
   retry?: RetryOptions;
+  /** Extra headers on every request (e.g. x-request-id for tracing). */
   headers?: Record<string, string>;
-  /** Sleep used between retries (tests inject a fake). */
+  /** Sleep between retries (tests inject a fake clock). */
   sleep?: (ms: number) => Promise<void>;
 }
 
