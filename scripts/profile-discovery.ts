@@ -1,0 +1,52 @@
+/**
+ * In-process discovery profile: builds a synthetic catalog (the bench's generator) on an in-memory
+ * PGlite, embeds it with the bench's hashing vectors, runs table maintenance, then times discovery per
+ * stage in lexical and hybrid mode, without HTTP. Usage: npm run profile:discovery -- [tools]
+ */
+import { CatalogStatsCache } from '../src/discovery/catalog-cache.js';
+import { DiscoveryService, type StageTimings } from '../src/discovery/service.js';
+import { TableMaintenance } from '../src/discovery/table-maintenance.js';
+import { openPglite } from '../src/db/client.js';
+import { migrate } from '../src/db/migrate.js';
+import { EmbeddingIndexer } from '../src/embedding/indexer.js';
+import { QueryEmbeddings } from '../src/embedding/query-cache.js';
+import { ToolService } from '../src/tools/service.js';
+import { ToolValidator } from '../src/tools/validation.js';
+import { callerScopes, generateTools, requestText } from './bench/catalog.js';
+import type { Embedder } from '../src/embedding/provider.js';
+import { FakeEmbeddingServer } from './bench/fake-embedder.js';
+
+/* eslint-disable no-console -- a script's output is its interface */
+
+const size = Number(process.argv[2] ?? 1000);
+const runs = 30;
+const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+
+const database = await openPglite('memory://');
+await migrate(database);
+const tools = new ToolService(database.db);
+const validator = new ToolValidator({ descriptionLength: 10_000, summaryLength: 200, schemaDepth: 32 });
+const publisher = { tenant: 'bench', subject: null, scopes: ['registry:publish'] };
+for (const tool of generateTools(42, 0, size)) {
+  const result = validator.validate(tool);
+  if (result.ok) await tools.register(publisher, result.document);
+}
+// The bench's deterministic 512-d bag-of-words vectors, in-process (no loopback server).
+const embedder: Embedder = { model: 'bench-hash-512', embed: async (texts) => texts.map((text) => FakeEmbeddingServer.vector(text)) };
+await new EmbeddingIndexer(database.db, embedder, silent).flush();
+await new TableMaintenance(database.db, silent).runOnce();
+
+const caller = { tenant: 'bench', subject: 'profile', scopes: callerScopes() };
+for (const mode of ['lexical', 'hybrid'] as const) {
+  const totals: Partial<Record<keyof StageTimings, number>> = {};
+  const discovery = new DiscoveryService(database.db, new QueryEmbeddings(embedder, 2_000), new CatalogStatsCache(), (timings) => {
+    for (const [stage, ms] of Object.entries(timings) as [keyof StageTimings, number][]) totals[stage] = (totals[stage] ?? 0) + ms;
+  });
+  // Warm caches (query vectors, catalog statistics), then measure.
+  for (let i = 0; i < 20; i += 1) await discovery.discover(caller, { query: requestText(1, i), top_k: 3, format: 'openai', mode });
+  for (const stage of Object.keys(totals) as (keyof StageTimings)[]) totals[stage] = 0;
+  for (let i = 0; i < runs; i += 1) await discovery.discover(caller, { query: requestText(1, i % 20), top_k: 3, format: 'openai', mode });
+  const perStage = Object.entries(totals).map(([stage, ms]) => `${stage} ${(ms / runs).toFixed(2)}`);
+  console.log(`${size} tools, ${mode}: ${perStage.join(', ')} (ms per query)`);
+}
+await database.close();
