@@ -168,6 +168,7 @@ export function soakProblems(report: SoakReport): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  /* eslint-disable no-console -- the soak command prints its report */
   const seconds = Number(process.env.SOAK_SECONDS ?? 300);
   const report = await runSoak({ durationMs: seconds * 1000, concurrency: 8, heapBoundBytes: 64 * 2 ** 20 });
   const problems = soakProblems(report);

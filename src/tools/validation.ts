@@ -141,6 +141,7 @@ function walkSchema(
 
 // C0 controls but tab, newline and carriage return; DEL and C1 controls; unpaired UTF-16 surrogates
 // (PostgreSQL's text and jsonb cannot store NUL or unpaired surrogates: they would fail as a 500).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const BAD_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_TEXT_ISSUES = 20;
 

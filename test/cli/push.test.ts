@@ -84,11 +84,11 @@ forEachDatabase((db) => {
       const run = await cli(push(folder), env);
       expect(run.code).toBe(1);
       const lines = run.stdout.split('\n');
-      expect(run.stdout).toMatch(/\n  issue_refund \(.*a\.yaml\): 409 conflict: version 1\.0\.0 must be greater than the current 1\.0\.0/);
-      expect(run.stdout).toMatch(/\n  bad_tool \(.*b\.yaml\): 400 validation_failed: tool document is invalid \[\/parameters\/properties\/id/);
+      expect(run.stdout).toMatch(/\n {2}issue_refund \(.*a\.yaml\): 409 conflict: version 1\.0\.0 must be greater than the current 1\.0\.0/);
+      expect(run.stdout).toMatch(/\n {2}bad_tool \(.*b\.yaml\): 400 validation_failed: tool document is invalid \[\/parameters\/properties\/id/);
       expect(lines.filter((l) => l.startsWith('ok_tool'))).toEqual([expect.stringMatching(/created/), expect.stringMatching(/failed\s+duplicate name/)]);
-      expect(run.stdout).toMatch(/\n  ok_tool \(.*c\.yaml#2\): duplicate name: also in .*c\.yaml#1\n/);
-      expect(run.stdout).toMatch(/\n  - \(.*d\.json\): cannot parse: /);
+      expect(run.stdout).toMatch(/\n {2}ok_tool \(.*c\.yaml#2\): duplicate name: also in .*c\.yaml#1\n/);
+      expect(run.stdout).toMatch(/\n {2}- \(.*d\.json\): cannot parse: /);
       expect(run.stdout).toMatch(/5 documents: created 1, updated 0, unchanged 0, failed 4/);
     });
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
+import type * as Testcontainers from 'testcontainers';
 import type { TestProject } from 'vitest/node';
 
 import { fromPglite } from '../../src/db/client.js';
@@ -75,7 +76,8 @@ async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: (
   if (!dockerHint()) {
     return { provided: { url: null, source: 'no Docker engine (no DOCKER_HOST, no docker.sock) and TEST_DATABASE_URL is unset' }, stop: none };
   }
-  let testcontainers: typeof import('testcontainers');
+  // Loaded lazily (the type import above is erased): only where a container runtime may exist.
+  let testcontainers: typeof Testcontainers;
   try {
     testcontainers = await import('testcontainers');
   } catch (error) {

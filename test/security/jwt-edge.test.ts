@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -126,7 +127,7 @@ describe('on PGlite in-process (token checks never reach the database: one leg i
   describe('JWT edge cases (JWKS_URL)', () => {
     let pair: TestKeyPair;
     let jwks: Awaited<ReturnType<typeof serveJwks>>;
-    let app: Awaited<ReturnType<typeof import('../helpers/app.js').buildTestApp>>;
+    let app: FastifyInstance;
     beforeAll(async () => {
       const { buildTestApp } = await import('../helpers/app.js');
       pair = await keyPair('RS256');
