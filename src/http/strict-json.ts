@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import { AppError } from '../errors.js';
+import { escapePointer } from '../tools/json-schema.js';
 
 interface Frame {
   parent: Frame | undefined;
@@ -14,7 +15,7 @@ interface Frame {
 const pointerOf = (frame: Frame | undefined, last?: string): string => {
   const tokens: string[] = last === undefined ? [] : [last];
   for (let f = frame; f?.parent; f = f.parent) tokens.push(f.parent.keys ? f.parent.key : String(f.parent.index));
-  return tokens.reverse().map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  return tokens.reverse().map((t) => `/${escapePointer(t)}`).join('');
 };
 
 /**
