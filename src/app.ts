@@ -98,9 +98,14 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const { db } = deps.database;
   const tools = new ToolService(db);
   const catalogStats = new CatalogStatsCache();
-  const indexer = deps.embedder ? new EmbeddingIndexer(db, deps.embedder, app.log) : undefined;
+  const indexer = deps.embedder
+    ? new EmbeddingIndexer(db, deps.embedder, app.log, { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: deps.database.kind === 'postgres' })
+    : undefined;
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
-  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, (timings, mode) => app.metrics.observeDiscovery(timings, mode));
+  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
+    vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
+    onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
+  });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify());

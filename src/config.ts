@@ -24,6 +24,7 @@ const EnvSchema = Type.Object({
   EMBEDDING_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   EMBEDDING_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   EMBEDDING_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60000, default: 2000 }),
+  VECTOR_INDEX_MIN_TOOLS: Type.Integer({ minimum: 0, maximum: 100000000, default: 1000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -71,6 +72,8 @@ export interface Config {
     model: string | undefined;
     apiKey: string | undefined;
     timeoutMs: number;
+    /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
+    vectorIndexMinTools: number;
   };
   logLevel: string;
   limits: {
@@ -151,6 +154,7 @@ function toConfig(env: Env): Config {
       model: env.EMBEDDING_MODEL,
       apiKey: env.EMBEDDING_API_KEY,
       timeoutMs: env.EMBEDDING_TIMEOUT_MS,
+      vectorIndexMinTools: env.VECTOR_INDEX_MIN_TOOLS,
     },
     logLevel: env.LOG_LEVEL,
     limits: {

@@ -24,8 +24,6 @@ export interface Evidence {
   lexical: number | null;
   exact: boolean;
   cosine: number | null;
-  cosineLow: number | null;
-  cosineHigh: number | null;
   /** Allowed calls so far; absent counts as none. */
   calls?: number;
 }
@@ -74,7 +72,10 @@ const byScore = (a: Ranked, b: Ranked): number => Number(b.exact) - Number(a.exa
 
 /**
  * Min-max blend: lexical scores divided by the best one (tools without a match score 0),
- * cosines min-max normalized over everything the caller may see, then mixed by weight.
+ * cosines min-max normalized over the candidate pool (both legs' top candidates, every one with
+ * its cosine), then mixed by weight. The pool rather than the whole catalog sets the scale, so
+ * an index search that never sees the least similar tools ranks the same way (dev set: R@5
+ * unchanged, MRR 0.717 -> 0.714 against normalizing over every visible tool).
  * Exact tool-name matches rank first whatever the blend says. Without a query vector the
  * ranking is lexical alone. An empty list means nothing matched well enough to show.
  */
@@ -89,14 +90,14 @@ export function fuse(evidence: Evidence[], params: FusionParams = FUSION_PARAMS,
   const hybrid = evidence.some((e) => e.cosine !== null);
   const lexicalMatch = maxLexical > 0;
   const topCosine = hybrid ? Math.max(...evidence.map((e) => e.cosine ?? -1)) : null;
-
+  const lowCosine = hybrid ? Math.min(...evidence.map((e) => e.cosine ?? Infinity)) : null;
   const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
   const ranked = evidence.map((e): Ranked => {
     const lexical = maxLexical > 0 ? (e.lexical ?? 0) / maxLexical : 0;
     let score = lexical;
     if (hybrid) {
-      const low = e.cosineLow ?? 0;
-      const span = (e.cosineHigh ?? 1) - low;
+      const low = lowCosine ?? 0;
+      const span = (topCosine ?? 1) - low;
       const vector = e.cosine === null ? 0 : span > 0 ? (e.cosine - low) / span : 1;
       score = params.lexicalWeight * lexical + (1 - params.lexicalWeight) * vector;
     }

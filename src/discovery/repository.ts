@@ -3,7 +3,8 @@ import { toSql } from 'pgvector';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { tools, type ToolRow } from '../db/schema.js';
-import { visibleTo, type Visibility } from '../tools/repository.js';
+import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
+import { literal, vectorType } from '../embedding/vector-index.js';
 import type { Bm25Params } from './fusion.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
@@ -66,12 +67,16 @@ export interface Candidate {
   /** Best cosine similarity over the tool's vectors; null without a query vector. */
   cosine: number | null;
   vectorRank: number | null;
-  /** Lowest and highest cosine over every candidate the caller may see (for normalization). */
-  cosineLow: number | null;
-  cosineHigh: number | null;
   /** Allowed calls of the tool so far (the popularity prior). */
   calls: number;
 }
+
+/** How the vector leg finds its candidates. */
+export type VectorSearch =
+  /** Exact cosine over every vector the caller may see. */
+  | 'exact'
+  /** The model's HNSW index with an iterative scan, filtered by the same predicate. */
+  | 'index';
 
 export interface RetrievalRequest {
   visibility: Visibility;
@@ -83,101 +88,181 @@ export interface RetrievalRequest {
   stats: CatalogStats;
   bm25: Bm25Params;
   /** Query vector and model, or undefined for a lexical-only search. */
-  vector?: { model: string; values: number[] };
+  vector?: { model: string; values: number[]; search: VectorSearch };
   /** How many candidates each leg contributes. */
   depth: number;
 }
 
+/** How the vector leg ran: index_fallback when the index scan came back short. */
+export type VectorSearchOutcome = 'exact' | 'index' | 'index_fallback';
+
+/** Candidates, and how the vector leg found them (undefined without a query vector). */
+export interface Retrieved {
+  candidates: Candidate[];
+  vectorSearch: VectorSearchOutcome | undefined;
+}
+
+/** One statement's result: candidates, and how many vectors the index scan returned. */
+interface Retrieval {
+  candidates: Candidate[];
+  /** Vectors the index scan returned (index search only). */
+  nearest: number | null;
+}
+
 /**
- * Both retrieval legs in one statement, each filtered by the same security predicate: BM25F over
- * the postings of the query's lexemes (IDF from what the caller may see), and exact cosine over
- * the tool vectors (max over a tool's vectors). Returns the union of each leg's top `depth`,
- * with both legs' scores for every candidate so fusion sees complete evidence.
+ * Both retrieval legs in one statement, each filtered by the security predicate: BM25F over the
+ * postings of the query's lexemes (IDF from what the caller may see), and cosine over the tool
+ * vectors (max over a tool's vectors). Returns the union of each leg's top `depth`, with both
+ * legs' scores for every candidate so fusion sees complete evidence.
+ *
+ * The vector leg is exact, or for large catalogs an HNSW iterative scan (see vector-index.ts).
+ * An index scan that returns fewer vectors than asked has hit pgvector's scan bound before
+ * finding enough the caller may see (a very selective filter): the exact search then runs, so
+ * filtering can never hide an authorized tool.
  */
-export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Candidate[]> {
+export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
+  if (request.vector?.search === 'index') {
+    const wanted = nearestWanted(request.depth);
+    const viaIndex = await executor.transaction(async (tx) => {
+      // Iterative scans keep walking the graph until enough rows pass the filter.
+      await tx.execute(sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(HNSW_EF_SEARCH)}, true)`);
+      return runRetrieval(tx, request);
+    });
+    if ((viaIndex.nearest ?? 0) >= wanted) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
+    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } });
+    return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
+  }
+  const { candidates } = await runRetrieval(executor, request);
+  return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
+}
+
+/** Vectors an index search asks for: a tool has several (card, aliases, examples). */
+const nearestWanted = (depth: number): number => 2 * depth;
+/** Candidate list size of the HNSW scan (pgvector default 40): recall against latency. */
+const HNSW_EF_SEARCH = 100;
+
+/** Caller filters (category, tags) on the tool row, or undefined when there are none. */
+function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
+  return and(
+    filters.category === undefined ? undefined : eq(tools.category, filters.category),
+    filters.tags === undefined || filters.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, filters.tags),
+  );
+}
+
+async function runRetrieval(executor: Executor, request: RetrievalRequest): Promise<Retrieval> {
   const { bm25, stats, depth } = request;
   const where = candidatePredicate(request.visibility, request.filters);
+  const filters = filterPredicate(request.filters);
   const avg = (x: number) => Math.max(x, 1);
   // Constants are inlined as float8 so PostgreSQL does no numeric arithmetic per posting.
   const f8 = (x: number) => `${Number.isFinite(x) ? x : 0}::float8`;
-  const fieldTf = (tf: string, len: string, weight: number, average: number) =>
-    sql.raw(`${f8(weight)} * p.${tf} / (${f8(1 - bm25.b)} + ${f8(bm25.b / avg(average))} * p.${len})`);
+  const fieldTf = (field: 'a' | 'b' | 'c' | 'd', weight: number, average: number) =>
+    sql.raw(`${f8(weight)} * p.tf_${field} / (${f8(1 - bm25.b)} + ${f8(bm25.b / avg(average))} * p.len_${field})`);
 
-  // Postings are read first, by (tenant, lexeme) through the primary key, then joined to the
-  // visible tools: a materialized CTE keeps that plan whatever the planner's statistics say.
+  // Postings carry the tool's tenant, scopes and field lengths (migration 0006): the leg is one
+  // index-only range scan per query lexeme, filtered by the security predicate on the posting.
+  // The tool row is read only for an exact-name match among the scored, or a caller's filters.
   const lexical = sql`
-    hits as materialized (
-      select tool_id, lexeme, tf_a, tf_b, tf_c, tf_d from tool_terms
-      where tenant_id = ${request.visibility.tenantId}
-        and lexeme = any((select array_agg(u.lexeme) from unnest(to_tsvector('english', ${request.text})) u)::text[])
+    p as materialized (
+      select p.tool_id, p.lexeme, p.tf_a, p.tf_b, p.tf_c, p.tf_d, p.len_a, p.len_b, p.len_c, p.len_d
+      from tool_terms p
+      where ${postingVisibleTo(request.visibility, 'p')}
+        and p.lexeme = any((select array_agg(u.lexeme) from unnest(to_tsvector('english', ${request.text})) u)::text[])
+        ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = p.tool_id and ${filters})` : sql``}
     ),
-    p as (
-      select tt.tool_id, tt.lexeme, tt.tf_a, tt.tf_b, tt.tf_c, tt.tf_d,
-             ${tools.lenA} as len_a, ${tools.lenB} as len_b, ${tools.lenC} as len_c, ${tools.lenD} as len_d,
-             lower(${tools.name}) = any(${param(request.nameTokens)}::text[]) as exact
-      from hits tt join ${tools} on ${tools.id} = tt.tool_id
-      where ${where}
+    idf as (
+      select lexeme, ln(1 + (greatest(${stats.visible}::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) as idf
+      from p group by lexeme
     ),
-    df as (select lexeme, count(*)::float8 as df from p group by lexeme),
     scored as (
-      select p.tool_id, bool_or(p.exact) as exact,
-             sum(ln(1 + (greatest(${stats.visible}::float8, df.df) - df.df + 0.5) / (df.df + 0.5))
-                 * (w.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (w.tf + ${sql.raw(f8(bm25.k1))})) as score
-      from p join df using (lexeme)
-      cross join lateral (select ${fieldTf('tf_a', 'len_a', bm25.weights.A, stats.avgLength.a)}
-                               + ${fieldTf('tf_b', 'len_b', bm25.weights.B, stats.avgLength.b)}
-                               + ${fieldTf('tf_c', 'len_c', bm25.weights.C, stats.avgLength.c)}
-                               + ${fieldTf('tf_d', 'len_d', bm25.weights.D, stats.avgLength.d)} as tf) w
+      select p.tool_id,
+             sum(idf.idf * (w.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (w.tf + ${sql.raw(f8(bm25.k1))})) as score
+      from p join idf using (lexeme)
+      cross join lateral (select ${fieldTf('a', bm25.weights.A, stats.avgLength.a)}
+                               + ${fieldTf('b', bm25.weights.B, stats.avgLength.b)}
+                               + ${fieldTf('c', bm25.weights.C, stats.avgLength.c)}
+                               + ${fieldTf('d', bm25.weights.D, stats.avgLength.d)} as tf) w
       group by p.tool_id
     ),
+    named as (
+      select ${tools.id} as tool_id from ${tools}
+      where ${where} and lower(${tools.name}) = any(${param(request.nameTokens)}::text[])
+    ),
     lex as (
-      select tool_id, exact, score, row_number() over (order by score desc, tool_id) as rank
-      from scored where score > 0 or exact
-      order by score desc, tool_id limit ${depth}
+      select tool_id, n.tool_id is not null as exact, coalesce(s.score, 0) as score,
+             row_number() over (order by coalesce(s.score, 0) desc, tool_id) as rank
+      from scored s full join named n using (tool_id)
+      order by n.tool_id is not null desc, coalesce(s.score, 0) desc, tool_id
+      limit ${depth}
     )`;
 
   let statement: SQL;
   if (request.vector) {
-    const vector = toSql(request.vector.values) as string;
+    const { model, values, search } = request.vector;
+    const query = sql`${toSql(values) as string}::vector`;
+    let vectors: SQL;
+    if (search === 'index') {
+      // The expression, dims and model literal match the partial HNSW index of vector-index.ts.
+      const typed = vectorType(values.length);
+      const distance = sql`e.embedding::${typed} <=> ${toSql(values) as string}::${typed}`;
+      vectors = sql`
+        nearest as materialized (
+          select e.tool_id, ${distance} as distance
+          from tool_embeddings e join ${tools} on ${tools.id} = e.tool_id
+          where e.model = ${sql.raw(literal(model))} and ${where}
+          order by ${distance}
+          limit ${nearestWanted(depth)}
+        ),
+        vall as (
+          select tool_id, max(1 - distance) as sim from nearest group by tool_id
+          union all
+          -- Lexical candidates the index did not return still get their exact cosine.
+          select e.tool_id, max(1 - (e.embedding <=> ${query}))
+          from tool_embeddings e
+          where e.model = ${model} and e.tool_id in (select tool_id from lex except select tool_id from nearest)
+          group by e.tool_id
+        )`;
+    } else {
+      vectors = sql`
+        vall as (
+          select e.tool_id, max(1 - (e.embedding <=> ${query})) as sim
+          from tool_embeddings e join ${tools} on ${tools.id} = e.tool_id
+          where e.model = ${model} and ${where}
+          group by e.tool_id
+        )`;
+    }
     statement = sql`
       with ${lexical},
-      vall as (
-        select e.tool_id, max(1 - (e.embedding <=> ${vector}::vector)) as sim
-        from tool_embeddings e join ${tools} on ${tools.id} = e.tool_id
-        where e.model = ${request.vector.model} and ${where}
-        group by e.tool_id
-      ),
-      vec as (
-        select tool_id, sim, min(sim) over () as lo, max(sim) over () as hi,
-               row_number() over (order by sim desc, tool_id) as rank
-        from vall
-      )
+      ${vectors},
+      vec as (select tool_id, sim, row_number() over (order by sim desc, tool_id) as rank from vall)
       select coalesce(l.tool_id, v.tool_id) as tool_id, l.score as lexical, l.rank as lexical_rank, coalesce(l.exact, false) as exact,
-             v.sim as cosine, v.rank as vector_rank, v.lo as cosine_low, v.hi as cosine_high,
-             (select u.calls from tool_usage u where u.tool_id = coalesce(l.tool_id, v.tool_id)) as calls
+             v.sim as cosine, v.rank as vector_rank,
+             (select u.calls from tool_usage u where u.tool_id = coalesce(l.tool_id, v.tool_id)) as calls,
+             ${search === 'index' ? sql`(select count(*) from nearest)` : sql`null::bigint`} as nearest
       from lex l
       full join (select * from vec where rank <= ${depth} or tool_id in (select tool_id from lex)) v on v.tool_id = l.tool_id`;
   } else {
     statement = sql`
       with ${lexical}
       select tool_id, score as lexical, rank as lexical_rank, exact,
-             null::float8 as cosine, null::bigint as vector_rank, null::float8 as cosine_low, null::float8 as cosine_high,
-             (select u.calls from tool_usage u where u.tool_id = lex.tool_id) as calls
+             null::float8 as cosine, null::bigint as vector_rank,
+             (select u.calls from tool_usage u where u.tool_id = lex.tool_id) as calls, null::bigint as nearest
       from lex`;
   }
   const rows = await rowsOf<Record<string, unknown>>(executor.execute(statement));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-  return rows.map((r) => ({
-    toolId: Number(r.tool_id),
-    lexical: num(r.lexical),
-    lexicalRank: num(r.lexical_rank),
-    exact: r.exact === true,
-    cosine: num(r.cosine),
-    vectorRank: num(r.vector_rank),
-    cosineLow: num(r.cosine_low),
-    cosineHigh: num(r.cosine_high),
-    calls: num(r.calls) ?? 0,
-  }));
+  return {
+    nearest: num(rows[0]?.nearest) ?? (request.vector?.search === 'index' ? 0 : null),
+    candidates: rows.map((r) => ({
+      toolId: Number(r.tool_id),
+      lexical: num(r.lexical),
+      lexicalRank: num(r.lexical_rank),
+      exact: r.exact === true,
+      cosine: num(r.cosine),
+      vectorRank: num(r.vector_rank),
+      calls: num(r.calls) ?? 0,
+    })),
+  };
 }
 
 /** Full rows of the shortlist, re-checked against the security predicate. */

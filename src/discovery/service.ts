@@ -10,7 +10,7 @@ import { renderTool } from './formats.js';
 import { BM25_PARAMS, FUSION_PARAMS, fuse, type RankingMode } from './fusion.js';
 import { appendDiscovery } from './log-repository.js';
 import { prepareQuery } from './query.js';
-import { type DiscoveryFilters, retrieveCandidates, shortlistRows } from './repository.js';
+import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 
 export interface DiscoverInput {
   query: string;
@@ -57,6 +57,13 @@ export interface StageTimings {
   total: number;
 }
 
+export interface DiscoveryOptions {
+  /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
+  vectorIndexMinTools?: number;
+  /** Receives each discovery's per-stage timings (metrics). */
+  onTimings?: (timings: StageTimings, mode: SearchMode, vectorSearch: VectorSearchOutcome | undefined) => void;
+}
+
 /** How many candidates each retrieval leg contributes to fusion. */
 const CANDIDATE_DEPTH = 100;
 
@@ -65,12 +72,18 @@ const CANDIDATE_DEPTH = 100;
  * fused shortlist comes back with full schemas in the requested format.
  */
 export class DiscoveryService {
+  private readonly vectorIndexMinTools: number;
+  private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
+
   constructor(
     private readonly db: Db,
     private readonly embeddings: QueryEmbeddings | undefined,
     private readonly stats: CatalogStatsCache,
-    private readonly onTimings: (timings: StageTimings, mode: SearchMode) => void = () => undefined,
-  ) {}
+    options: DiscoveryOptions = {},
+  ) {
+    this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
+    this.onTimings = options.onTimings ?? (() => undefined);
+  }
 
   async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
     const started = performance.now();
@@ -84,14 +97,17 @@ export class DiscoveryService {
     const embedded = performance.now();
     const stats = await this.stats.get(this.db, principal.tenant, principal.scopes);
     const counted = performance.now();
-    const candidates = await retrieveCandidates(this.db, {
+    const { candidates, vectorSearch } = await retrieveCandidates(this.db, {
       visibility,
       filters,
       text: query.lexicalText,
       nameTokens: query.nameTokens,
       stats,
       bm25: BM25_PARAMS,
-      vector: vector && this.embeddings ? { model: this.embeddings.model, values: vector } : undefined,
+      vector:
+        vector && this.embeddings
+          ? { model: this.embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
+          : undefined,
       depth: CANDIDATE_DEPTH,
     });
     const retrieved = performance.now();
@@ -146,6 +162,7 @@ export class DiscoveryService {
         total: logged - started,
       },
       searchMode,
+      vectorSearch,
     );
     return result;
   }

@@ -4,12 +4,15 @@ import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './card-texts.js';
 import type { Embedder } from './provider.js';
 import { saveEmbeddings, staleTools } from './repository.js';
+import { ensureVectorIndex } from './vector-index.js';
 
 export interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
   batchSize: number;
   /** Delay before retrying after a failure, and the period of the safety sweep. */
   retryMs: number;
+  /** Build the vector index without blocking writes (PostgreSQL; PGlite has one connection). */
+  concurrentIndexBuild: boolean;
 }
 
 /**
@@ -22,6 +25,7 @@ export class EmbeddingIndexer {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private indexed = false;
   /** 'ok', or the last failure while embedding. */
   status = 'ok';
 
@@ -29,7 +33,7 @@ export class EmbeddingIndexer {
     private readonly db: Db,
     private readonly embedder: Embedder,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
-    private readonly options: IndexerOptions = { batchSize: 64, retryMs: 5_000 },
+    private readonly options: IndexerOptions = { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: false },
   ) {}
 
   /** Starts the periodic sweep and runs one now. */
@@ -68,6 +72,8 @@ export class EmbeddingIndexer {
       this.again = false;
       try {
         while (!this.stopped && (await this.sweepBatch()) > 0);
+        // Once this model has vectors, make sure its HNSW index exists (once per process).
+        if (!this.indexed && !this.stopped) this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.concurrentIndexBuild, this.log);
         this.status = 'ok';
       } catch (error) {
         this.status = `failing: ${(error as Error).message}`;

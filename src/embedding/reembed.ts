@@ -21,7 +21,12 @@ export async function reembed(database: Database, embedder: Embedder, options: {
   if (options.purgeOtherModels) await database.db.execute(sql`delete from tool_embeddings where model <> ${embedder.model}`);
   await markStale(database.db, embedder.model);
   // Failures surface through indexer.status, checked below.
-  const indexer = new EmbeddingIndexer(database.db, embedder, { info: () => undefined, warn: () => undefined });
+  const indexer = new EmbeddingIndexer(
+    database.db,
+    embedder,
+    { info: () => undefined, warn: () => undefined },
+    { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: database.kind === 'postgres' },
+  );
   await indexer.flush();
   if (indexer.status !== 'ok') throw new Error(`re-embedding failed: ${indexer.status}`);
   const [row] = await rowsOf<{ tools: number }>(

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { learnedAliases } from '../db/schema.js';
+import { refreshTerms } from '../tools/repository.js';
 
 export type LearnedAliasRow = typeof learnedAliases.$inferSelect;
 
@@ -48,6 +49,8 @@ export async function refreshLearnedText(executor: Executor, toolId: number, lim
       where tool_id = ${toolId} and misses >= ${limits.minMisses}
         and last_seen > now() - make_interval(days => ${limits.ttlDays})), '')
     where id = ${toolId}`);
+  // The learned text is part of the tsvector: the lexical leg reads postings derived from it.
+  await refreshTerms(executor, toolId);
 }
 
 /** A tool's learned aliases, newest first. */

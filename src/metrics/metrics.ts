@@ -1,6 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { SearchMode, StageTimings } from '../discovery/service.js';
+import type { VectorSearchOutcome } from '../discovery/repository.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
@@ -26,6 +27,7 @@ export class ServiceMetrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   readonly discoveryStage: Histogram<'stage' | 'search_mode'>;
   readonly authorizeDecisions: Counter<'decision' | 'reason'>;
+  readonly vectorSearches: Counter<'strategy'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'tool_registry_' });
@@ -43,6 +45,12 @@ export class ServiceMetrics {
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
     });
+    this.vectorSearches = new Counter({
+      name: 'tool_registry_discovery_vector_search_total',
+      help: 'Vector legs of discovery by strategy: exact, index (HNSW), index_fallback (index scan came back short, exact search ran)',
+      labelNames: ['strategy'],
+      registers: [this.registry],
+    });
     this.authorizeDecisions = new Counter({
       name: 'tool_registry_authorize_decisions_total',
       help: 'Execution-time authorization decisions by outcome (and first reason code for denials)',
@@ -52,10 +60,11 @@ export class ServiceMetrics {
   }
 
   /** Records the stage split of one discovery (DiscoveryService's onTimings callback). */
-  observeDiscovery(timings: StageTimings, mode: SearchMode): void {
+  observeDiscovery(timings: StageTimings, mode: SearchMode, vectorSearch?: VectorSearchOutcome): void {
     for (const [stage, ms] of Object.entries(timings)) {
       if (typeof ms === 'number') this.discoveryStage.observe({ stage, search_mode: mode }, ms / 1000);
     }
+    if (vectorSearch) this.vectorSearches.inc({ strategy: vectorSearch });
   }
 
   /** Records the authentication stage of a discovery request (token verification). */

@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
 import { tools, toolVersions, type ToolRow } from '../db/schema.js';
@@ -34,6 +34,18 @@ export function visibleTo(visibility: Visibility) {
     // still see the tools that need none (`'{}' <@ '{}'` is true).
     visibility.scopes === null ? undefined : sql`${tools.requiredScopes} <@ ${textArray(visibility.scopes)}`,
   );
+}
+
+/**
+ * The same security filter for BM25 postings, which carry their tool's tenant and required scopes
+ * (copied in the transaction of every change) and exist only for active tools.
+ */
+export function postingVisibleTo(visibility: Visibility, posting: string): SQL {
+  if (visibility.includeRetired) throw new Error('postings exist only for active tools');
+  const alias = sql.raw(posting);
+  return sql`${alias}.tenant_id = ${visibility.tenantId}${
+    visibility.scopes === null ? sql`` : sql` and ${alias}.required_scopes <@ ${textArray(visibility.scopes)}`
+  }`;
 }
 
 export interface ListOptions {
@@ -97,25 +109,33 @@ export async function listVersions(executor: Executor, toolId: number): Promise<
 
 /**
  * Rebuilds a tool's BM25 postings from its generated tsvector, so tokenizing and stemming stay
- * PostgreSQL's: one row per lexeme with its occurrence count per weight class, and the field
- * lengths BM25F normalizes by.
+ * PostgreSQL's: one row per lexeme with its occurrence count per weight class, plus what the
+ * lexical leg needs without reading the tool (field lengths, required scopes). Only active tools
+ * have postings. Call it in the transaction of every change to the tool's text, scopes or status.
  */
 export async function refreshTerms(executor: Executor, toolId: number): Promise<void> {
   await executor.execute(sql`delete from tool_terms where tool_id = ${toolId}`);
   await executor.execute(sql`
-    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d)
-    select t.tenant_id, u.lexeme, t.id,
-           coalesce(cardinality(array_positions(u.weights, 'A')), 0),
-           coalesce(cardinality(array_positions(u.weights, 'B')), 0),
-           coalesce(cardinality(array_positions(u.weights, 'C')), 0),
-           coalesce(cardinality(array_positions(u.weights, 'D')), 0)
-    from tools t, unnest(t.tsv) u
-    where t.id = ${toolId}`);
-  await executor.execute(sql`
-    update tools set
-      len_a = coalesce((select sum(tf_a) from tool_terms where tool_id = ${toolId}), 0),
-      len_b = coalesce((select sum(tf_b) from tool_terms where tool_id = ${toolId}), 0),
-      len_c = coalesce((select sum(tf_c) from tool_terms where tool_id = ${toolId}), 0),
-      len_d = coalesce((select sum(tf_d) from tool_terms where tool_id = ${toolId}), 0)
-    where id = ${toolId}`);
+    with terms as (
+      select u.lexeme,
+             coalesce(cardinality(array_positions(u.weights, 'A')), 0) as tf_a,
+             coalesce(cardinality(array_positions(u.weights, 'B')), 0) as tf_b,
+             coalesce(cardinality(array_positions(u.weights, 'C')), 0) as tf_c,
+             coalesce(cardinality(array_positions(u.weights, 'D')), 0) as tf_d
+      from ${tools} t, unnest(t.tsv) u
+      where t.id = ${toolId}
+    ),
+    measured as (
+      update ${tools} set
+        len_a = coalesce((select sum(tf_a) from terms), 0),
+        len_b = coalesce((select sum(tf_b) from terms), 0),
+        len_c = coalesce((select sum(tf_c) from terms), 0),
+        len_d = coalesce((select sum(tf_d) from terms), 0)
+      where id = ${toolId}
+      returning tenant_id, id, status, required_scopes, len_a, len_b, len_c, len_d
+    )
+    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d, required_scopes, len_a, len_b, len_c, len_d)
+    select m.tenant_id, terms.lexeme, m.id, terms.tf_a, terms.tf_b, terms.tf_c, terms.tf_d, m.required_scopes, m.len_a, m.len_b, m.len_c, m.len_d
+    from terms, measured m
+    where m.status = 'active'`);
 }

@@ -122,10 +122,9 @@ export class ToolService {
         status: 'active',
         updatedBy: principal.subject,
       });
-      if (current.contentHash !== hash) {
-        await repo.insertVersion(tx, row, principal.subject);
-        await repo.refreshTerms(tx, row.id);
-      }
+      if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
+      // New text or scopes, or a restore: postings exist only for active tools.
+      await repo.refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action, toolName: name, toolVersion: doc.version });
       return { row, changed: true };
@@ -144,6 +143,7 @@ export class ToolService {
       }
       if (current.status === 'retired') return current;
       const retired = await repo.updateTool(tx, current.id, { status: 'retired', revision: current.revision + 1, updatedBy: principal.subject });
+      await repo.refreshTerms(tx, retired.id);
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'retire', toolName: name, toolVersion: current.version });
       return retired;
     });

@@ -8,8 +8,12 @@ import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 import { type DiscoverResponse, useDiscoveryApp } from './helpers.js';
 
 forEachDatabase((db) => {
-  describe('discovery under a selective scope filter', () => {
-    const ctx = useDiscoveryApp(db, () => new HashingEmbedder());
+  // The index search (HNSW iterative scan) must give the same guarantee as the exact one.
+  describe.each([
+    ['exact vector search', {}],
+    ['index vector search', { VECTOR_INDEX_MIN_TOOLS: '0' }],
+  ])('discovery under a selective scope filter, %s', (_label, env) => {
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), env);
 
     it('never loses an authorized tool behind many closer unauthorized ones', async () => {
       const tenant = uniqueTenant('filter');

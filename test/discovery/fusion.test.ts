@@ -7,8 +7,6 @@ const evidence = (toolId: number, lexical: number | null, cosine: number | null,
   lexical,
   exact,
   cosine,
-  cosineLow: cosine === null ? null : 0,
-  cosineHigh: cosine === null ? null : 0.8,
 });
 
 describe('fuse', () => {
@@ -19,7 +17,18 @@ describe('fuse', () => {
     const { ranked } = fuse([evidence(1, 10, 0.4), evidence(2, 0, 0.8), evidence(3, 5, 0.6)]);
     expect(ranked.map((r) => r.toolId)).toEqual([2, 3, 1]);
     expect(ranked[0]!.score).toBeCloseTo(0.7 * scale, 4);
-    expect(ranked[1]!.score).toBeCloseTo((0.3 * 0.5 + 0.7 * 0.75) * scale, 4);
+    // Cosines are min-max normalized over the pool: 0.4 -> 0, 0.6 -> 0.5, 0.8 -> 1.
+    expect(ranked[1]!.score).toBeCloseTo((0.3 * 0.5 + 0.7 * 0.5) * scale, 4);
+    expect(ranked[2]!.score).toBeCloseTo(0.3 * scale, 4);
+  });
+
+  it('takes the cosine scale from the whole candidate pool, lexical candidates included', () => {
+    const pool = [evidence(1, 10, 0.6), evidence(2, 0, 0.8)];
+    // A weak lexical candidate widens the cosine span, so lexical evidence weighs relatively more.
+    const widened = fuse([...pool, evidence(3, 1, 0)]).ranked;
+    expect(fuse(pool).ranked.map((r) => r.toolId)).toEqual([2, 1]);
+    expect(widened.map((r) => r.toolId)).toEqual([1, 2, 3]);
+    expect(widened[0]!.score).toBeCloseTo((0.3 + 0.7 * 0.75) * scale, 4);
   });
 
   it('lets usage break ties, bounded by the prior\'s weight', () => {

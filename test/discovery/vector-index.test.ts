@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+
+import { rowsOf } from '../../src/db/client.js';
+import { vectorIndexName } from '../../src/embedding/vector-index.js';
+import { call } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
+import { HashingEmbedder } from '../helpers/embedders.js';
+import { toolDocument } from '../helpers/fixtures.js';
+import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
+import { type DiscoverResponse, useDiscoveryApp } from './helpers.js';
+
+const VERBS = ['create', 'delete', 'list', 'export', 'archive', 'approve'];
+const OBJECTS = ['invoice', 'ticket', 'shipment', 'employee', 'dashboard', 'contract', 'device', 'campaign', 'budget', 'meeting'];
+const QUERIES = ['export the invoice', 'approve a contract', 'delete that device', 'list my meetings', 'archive campaign budget', 'new ticket please'];
+
+/** The strategy counters of tool_registry_discovery_vector_search_total, from /metrics. */
+async function vectorSearches(app: Parameters<typeof call>[0]): Promise<Record<string, number>> {
+  const text = (await call(app, 'GET', '/metrics')).body;
+  const counts: Record<string, number> = {};
+  for (const match of text.matchAll(/^tool_registry_discovery_vector_search_total\{strategy="(\w+)"\} (\d+)/gm)) counts[match[1]!] = Number(match[2]);
+  return counts;
+}
+
+forEachDatabase((db) => {
+  describe('vector search through the HNSW index', () => {
+    const indexed = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '0' });
+    const exact = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '1000000' });
+    const tenant = uniqueTenant('hnsw');
+
+    it('builds the model index and ranks as the exact search does, hidden tools excluded', async () => {
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      // 60 visible tools with 4 vectors each (card, 2 aliases, 1 example): more than the index scan asks for.
+      for (const verb of VERBS) {
+        for (const object of OBJECTS) {
+          const doc = toolDocument({
+            name: `${verb}_${object}`,
+            description: `${verb} a ${object} record for the team.`,
+            summary: undefined,
+            aliases: [`${verb} my ${object}`, `${object} ${verb}`],
+            examples: [`please ${verb} the ${object} from last week`],
+          });
+          expect((await call(indexed.app, 'POST', '/v1/tools', { token: publisher, body: doc })).statusCode).toBe(201);
+        }
+      }
+      // Closer matches the caller may not use.
+      for (const query of QUERIES) {
+        const doc = toolDocument({ name: `admin_${query.replace(/\W+/g, '_')}`, description: query, summary: undefined, aliases: [query], examples: [], required_scopes: ['ops:admin'] });
+        expect((await call(indexed.app, 'POST', '/v1/tools', { token: publisher, body: doc })).statusCode).toBe(201);
+      }
+      await indexed.flush();
+      await exact.flush();
+      const [index] = await rowsOf<{ valid: boolean }>(
+        db.database.db.execute(sql`select i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid where c.relname = ${vectorIndexName('test-hashing-64', 64)}`),
+      );
+      expect(index?.valid).toBe(true);
+
+      const caller = await token({ tenant, scopes: [] });
+      const before = await vectorSearches(indexed.app);
+      for (const query of QUERIES) {
+        const ask = (app: typeof indexed.app, mode: string) =>
+          call(app, 'POST', '/v1/discover', { token: caller, body: { query, top_k: 5, mode } }).then((r) => r.json<DiscoverResponse>().tools.map((t) => t.name));
+        const [viaIndex, viaScan] = [await ask(indexed.app, 'vector'), await ask(exact.app, 'vector')];
+        expect(viaIndex, query).toEqual(viaScan);
+        expect(viaIndex.some((name) => name.startsWith('admin_')), query).toBe(false);
+        expect((await ask(indexed.app, 'hybrid'))[0], query).toBe((await ask(exact.app, 'hybrid'))[0]);
+      }
+      const after = await vectorSearches(indexed.app);
+      expect((after.index ?? 0) - (before.index ?? 0)).toBe(2 * QUERIES.length);
+      expect(after.index_fallback ?? 0).toBe(before.index_fallback ?? 0);
+    }, 120_000);
+
+    it('falls back to the exact search when too few vectors pass the filter', async () => {
+      // A small tenant in the shared index: its 4 vectors cannot fill the scan's 200.
+      const small = uniqueTenant('hnsw-small');
+      const doc = toolDocument({ name: 'audit_ledger', description: 'Audit the ledger.', summary: undefined, required_scopes: ['finance:audit'] });
+      expect((await call(indexed.app, 'POST', '/v1/tools', { token: await token({ tenant: small, scopes: [PUBLISH] }), body: doc })).statusCode).toBe(201);
+      await indexed.flush();
+      const before = await vectorSearches(indexed.app);
+      const auditor = await token({ tenant: small, scopes: ['finance:audit'] });
+      const found = await call(indexed.app, 'POST', '/v1/discover', { token: auditor, body: { query: 'audit the ledger', mode: 'vector' } });
+      expect(found.json<DiscoverResponse>().tools.map((t) => t.name)).toEqual(['audit_ledger']);
+      const outsider = await token({ tenant: small, scopes: [] });
+      const hidden = await call(indexed.app, 'POST', '/v1/discover', { token: outsider, body: { query: 'audit the ledger', mode: 'vector' } });
+      expect(hidden.json<DiscoverResponse>().tools).toEqual([]);
+      const after = await vectorSearches(indexed.app);
+      expect((after.index_fallback ?? 0) - (before.index_fallback ?? 0)).toBe(2);
+    }, 60_000);
+  });
+});
