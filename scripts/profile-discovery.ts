@@ -13,7 +13,7 @@ import { sql } from 'drizzle-orm';
 
 import { openPglite, rowsOf } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
-import { EmbeddingIndexer } from '../src/embedding/indexer.js';
+import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from '../src/embedding/indexer.js';
 import { QueryEmbeddings } from '../src/embedding/query-cache.js';
 import { ToolService } from '../src/tools/service.js';
 import { ToolValidator } from '../src/tools/validation.js';
@@ -43,7 +43,7 @@ if ((existing?.n ?? 0) < size) {
 }
 // The bench's deterministic 512-d bag-of-words vectors, in-process (no loopback server).
 const embedder: Embedder = { model: 'bench-hash-512', embed: async (texts) => texts.map((text) => FakeEmbeddingServer.vector(text)) };
-await new EmbeddingIndexer(database.db, embedder, silent).flush();
+await new EmbeddingIndexer(database.db, embedder, silent, { ...DEFAULT_INDEXER_OPTIONS, vectorIndexMinTools: Number(process.env.VECTOR_INDEX_MIN_TOOLS ?? 1000) }).flush();
 console.log(`catalog ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 await new TableMaintenance(database.db, silent).runOnce();
 

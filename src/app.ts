@@ -15,7 +15,7 @@ import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
 import { DiscoveryService } from './discovery/service.js';
 import { TableMaintenance } from './discovery/table-maintenance.js';
-import { EmbeddingIndexer } from './embedding/indexer.js';
+import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import cors from './http/cors.js';
@@ -99,7 +99,11 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const tools = new ToolService(db);
   const catalogStats = new CatalogStatsCache();
   const indexer = deps.embedder
-    ? new EmbeddingIndexer(db, deps.embedder, app.log, { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: deps.database.kind === 'postgres' })
+    ? new EmbeddingIndexer(db, deps.embedder, app.log, {
+        ...DEFAULT_INDEXER_OPTIONS,
+        concurrentIndexBuild: deps.database.kind === 'postgres',
+        vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
+      })
     : undefined;
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
   const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {

@@ -115,7 +115,7 @@ export function createProgram(io: CliIo, state: State): Command {
       if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
       const database = await openMigratedDatabase(config, { info: () => undefined });
       try {
-        const result = await reembed(database, embedder, options);
+        const result = await reembed(database, embedder, { ...options, vectorIndexMinTools: config.embedding.vectorIndexMinTools });
         io.stdout(`re-embedded ${result.tools} tools with ${result.model} in ${result.seconds.toFixed(1)} s\n`);
       } finally {
         await database.close();

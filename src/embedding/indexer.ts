@@ -4,7 +4,7 @@ import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './card-texts.js';
 import type { Embedder } from './provider.js';
 import { saveEmbeddings, staleTools } from './repository.js';
-import { ensureVectorIndex } from './vector-index.js';
+import { ensureVectorIndex, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
@@ -13,7 +13,14 @@ export interface IndexerOptions {
   retryMs: number;
   /** Build the vector index without blocking writes (PostgreSQL; PGlite has one connection). */
   concurrentIndexBuild: boolean;
+  /**
+   * Build the model's HNSW index once some tenant has this many active tools (discovery uses it
+   * from there on): smaller catalogs never pay for maintaining it on every insert.
+   */
+  vectorIndexMinTools: number;
 }
+
+export const DEFAULT_INDEXER_OPTIONS: IndexerOptions = { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: false, vectorIndexMinTools: 1000 };
 
 /**
  * Keeps tool vectors current. Registration only notifies; the indexer embeds stale tools in
@@ -33,7 +40,7 @@ export class EmbeddingIndexer {
     private readonly db: Db,
     private readonly embedder: Embedder,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
-    private readonly options: IndexerOptions = { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: false },
+    private readonly options: IndexerOptions = DEFAULT_INDEXER_OPTIONS,
   ) {}
 
   /** Starts the periodic sweep and runs one now. */
@@ -72,8 +79,10 @@ export class EmbeddingIndexer {
       this.again = false;
       try {
         while (!this.stopped && (await this.sweepBatch()) > 0);
-        // Once this model has vectors, make sure its HNSW index exists (once per process).
-        if (!this.indexed && !this.stopped) this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.concurrentIndexBuild, this.log);
+        // Once discovery would use it, make sure this model's HNSW index exists (once per process).
+        if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
+          this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.concurrentIndexBuild, this.log);
+        }
         this.status = 'ok';
       } catch (error) {
         this.status = `failing: ${(error as Error).message}`;

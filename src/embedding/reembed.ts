@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 
 import { type Database, rowsOf } from '../db/client.js';
-import { EmbeddingIndexer } from './indexer.js';
+import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './indexer.js';
 import type { Embedder } from './provider.js';
 import { markStale } from './repository.js';
 
@@ -16,7 +16,7 @@ export interface ReembedResult {
  * upgrade of the card texts); optionally drops other models' vectors. Fails when the embedder
  * does, leaving the previous vectors in place.
  */
-export async function reembed(database: Database, embedder: Embedder, options: { purgeOtherModels: boolean }): Promise<ReembedResult> {
+export async function reembed(database: Database, embedder: Embedder, options: { purgeOtherModels: boolean; vectorIndexMinTools?: number }): Promise<ReembedResult> {
   const started = performance.now();
   if (options.purgeOtherModels) await database.db.execute(sql`delete from tool_embeddings where model <> ${embedder.model}`);
   await markStale(database.db, embedder.model);
@@ -25,7 +25,11 @@ export async function reembed(database: Database, embedder: Embedder, options: {
     database.db,
     embedder,
     { info: () => undefined, warn: () => undefined },
-    { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: database.kind === 'postgres' },
+    {
+      ...DEFAULT_INDEXER_OPTIONS,
+      concurrentIndexBuild: database.kind === 'postgres',
+      vectorIndexMinTools: options.vectorIndexMinTools ?? DEFAULT_INDEXER_OPTIONS.vectorIndexMinTools,
+    },
   );
   await indexer.flush();
   if (indexer.status !== 'ok') throw new Error(`re-embedding failed: ${indexer.status}`);

@@ -4,7 +4,8 @@
  * `(embedding::vector(dims)) WHERE model = '<model>'`, created once vectors of that model exist.
  * Discovery uses it for large catalogs (DiscoveryService, VECTOR_INDEX_MIN_TOOLS); its query
  * repeats the same expression and model literal so the planner can match the index, and stays
- * correct (an exact ordered scan) where the index does not exist.
+ * correct (an exact ordered scan) where the index does not exist. The indexer builds it once some
+ * tenant's catalog is large enough for discovery to use it.
  */
 import { createHash } from 'node:crypto';
 
@@ -29,6 +30,14 @@ export function vectorType(dims: number): SQL {
 /** Index name for a model and dimension: stable, short, safe whatever the model is called. */
 export function vectorIndexName(model: string, dims: number): string {
   return `tool_embeddings_hnsw_${createHash('sha256').update(model).digest('hex').slice(0, 12)}_${dims}`;
+}
+
+/** Active tools of the largest tenant: what decides whether any caller may use the index. */
+export async function largestCatalog(db: Db): Promise<number> {
+  const [row] = await rowsOf<{ tools: number }>(
+    db.execute(sql`select count(*)::int as tools from tools where status = 'active' group by tenant_id order by 1 desc limit 1`),
+  );
+  return row?.tools ?? 0;
 }
 
 /**
