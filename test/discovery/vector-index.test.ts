@@ -88,3 +88,23 @@ forEachDatabase((db) => {
     }, 60_000);
   });
 });
+
+forEachDatabase((db) => {
+  describe('when the HNSW index is built', () => {
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '5' });
+    const indexExists = async () =>
+      (await rowsOf(db.database.db.execute(sql`select 1 from pg_class where relname = ${vectorIndexName('test-hashing-64', 64)}`))).length === 1;
+
+    it('only once some tenant has VECTOR_INDEX_MIN_TOOLS active tools', async () => {
+      const publisher = await token({ tenant: uniqueTenant('hnsw-threshold'), scopes: [PUBLISH] });
+      const publish = async (i: number) =>
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name: `tool_${i}` }) })).statusCode).toBe(201);
+      for (let i = 0; i < 4; i += 1) await publish(i);
+      await ctx.flush();
+      expect(await indexExists()).toBe(false);
+      await publish(4);
+      await ctx.flush();
+      expect(await indexExists()).toBe(true);
+    });
+  });
+});
