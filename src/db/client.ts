@@ -35,11 +35,36 @@ export interface Database {
 // Arbitrary constant shared by every replica: pg_advisory_xact_lock key for migrations.
 const MIGRATION_LOCK_KEY = 7_346_215_001;
 
+/**
+ * Settings of every database session. pgvector's iterative index scans keep walking the HNSW graph
+ * until enough rows pass the discovery filter (pgvector 0.8; off by default, when a filtered scan
+ * returns at most ef_search rows). Set per session rather than per query: a transaction around
+ * each discovery only for SET LOCAL would hold a pooled connection (and, with pglite-socket, every
+ * other connection) for the whole statement.
+ */
+const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100';
+
+/** A pool client that applies SESSION_SETTINGS once connected, before the pool hands it out. */
+class SessionClient extends pg.Client {
+  override connect(): Promise<pg.Client>;
+  override connect(callback: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): void;
+  override connect(callback?: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): Promise<pg.Client> | void {
+    const connected = super.connect().then(async (client) => {
+      await this.query(SESSION_SETTINGS);
+      return client;
+    });
+    if (!callback) return connected;
+    const done = callback as (err: Error | null, client?: pg.Client) => void;
+    connected.then((client) => done(null, client), (error: Error) => done(error));
+  }
+}
+
 /** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: SessionClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+
   try {
     const { rows } = await pool.query<{ available: boolean }>(
       "select exists (select 1 from pg_available_extensions where name = 'vector') as available",
@@ -87,6 +112,8 @@ export async function openPglite(dataDir: string): Promise<Database> {
 
 /** Wraps an already open PGlite instance (tests clone one migrated database per file). */
 export function fromPglite(client: PGlite): Database {
+  // PGlite runs queries one at a time in submission order: this precedes every other query.
+  void client.exec(SESSION_SETTINGS).catch(() => undefined);
   return {
     kind: 'pglite',
     db: drizzlePglite({ client, schema }) as unknown as Db,

@@ -123,11 +123,8 @@ interface Retrieval {
 export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
   if (request.vector?.search === 'index') {
     const wanted = nearestWanted(request.depth);
-    const viaIndex = await executor.transaction(async (tx) => {
-      // Iterative scans keep walking the graph until enough rows pass the filter.
-      await tx.execute(sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(HNSW_EF_SEARCH)}, true)`);
-      return runRetrieval(tx, request);
-    });
+    // The session settings (src/db/client.ts) make this an iterative scan.
+    const viaIndex = await runRetrieval(executor, request);
     if ((viaIndex.nearest ?? 0) >= wanted) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
     const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } });
     return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
@@ -142,8 +139,6 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
  * more at 10,000 tools (PGlite).
  */
 const nearestWanted = (depth: number): number => depth;
-/** Candidate list size of the HNSW scan (pgvector default 40): recall against latency. */
-const HNSW_EF_SEARCH = 100;
 
 /** Caller filters (category, tags) on the tool row, or undefined when there are none. */
 function filterPredicate(filters: DiscoveryFilters): SQL | undefined {

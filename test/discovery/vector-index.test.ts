@@ -70,6 +70,18 @@ forEachDatabase((db) => {
       expect(after.index_fallback ?? 0).toBe(before.index_fallback ?? 0);
     }, 120_000);
 
+    it('serves concurrent index searches on every pooled connection', async () => {
+      // Regression: a transaction per search (for SET LOCAL) deadlocked pglite-socket's multiplexer.
+      const caller = await token({ tenant, scopes: [] });
+      const before = await vectorSearches(indexed.app);
+      const responses = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => call(indexed.app, 'POST', '/v1/discover', { token: caller, body: { query: QUERIES[i % QUERIES.length]!, mode: 'vector' } })),
+      );
+      expect(responses.map((r) => r.statusCode)).toEqual(Array(12).fill(200));
+      const after = await vectorSearches(indexed.app);
+      expect((after.index ?? 0) - (before.index ?? 0)).toBe(12);
+    }, 60_000);
+
     it('falls back to the exact search when too few vectors pass the filter', async () => {
       // A small tenant in the shared index: its 4 vectors cannot fill the scan's 200.
       const small = uniqueTenant('hnsw-small');
