@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -65,28 +67,65 @@ async function ensureVector(url: string): Promise<void> {
   }
 }
 
-/** The external PostgreSQL leg: TEST_DATABASE_URL, else a pgvector container when Docker works. */
+/**
+ * A throwaway PostgreSQL with pgvector and a streaming replica from scripts/postgres.sh (it installs
+ * and builds what is missing on a Debian machine). It serves until its stdin closes.
+ */
+async function provisionedPostgres(): Promise<{ provided: ExternalPostgres; stop: () => Promise<void> }> {
+  const script = join(ROOT.pathname, 'scripts', 'postgres.sh');
+  const child = spawn(script, ['--replica', '--fast'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  const urls = new Map<string, string>();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  for await (const line of createInterface({ input: child.stdout })) {
+    const [key, ...value] = line.split('=');
+    if (key) urls.set(key, value.join('='));
+    if (urls.has('TEST_DATABASE_READ_URL')) break;
+  }
+  const url = urls.get('TEST_DATABASE_URL');
+  const readUrl = urls.get('TEST_DATABASE_READ_URL');
+  if (!url || !readUrl) {
+    const code = await exited;
+    const reason = stderr.trim().split('\n')[0] ?? `exit ${code}`;
+    return { provided: { url: null, readUrl: null, source: `scripts/postgres.sh failed: ${reason}` }, stop: async () => undefined };
+  }
+  return {
+    provided: { url, readUrl, source: 'scripts/postgres.sh (TEST_POSTGRES=provision)' },
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/**
+ * The external PostgreSQL leg: TEST_DATABASE_URL (with TEST_DATABASE_READ_URL for its replica),
+ * else scripts/postgres.sh when TEST_POSTGRES=provision, else a pgvector container when Docker works.
+ */
 async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: () => Promise<void> }> {
   const none = async () => undefined;
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
     await ensureVector(url);
-    return { provided: { url, source: 'TEST_DATABASE_URL' }, stop: none };
+    return { provided: { url, readUrl: process.env.TEST_DATABASE_READ_URL ?? null, source: 'TEST_DATABASE_URL' }, stop: none };
   }
+  if (process.env.TEST_POSTGRES === 'provision') return provisionedPostgres();
+  const skipped = (why: string) => ({ provided: { url: null, readUrl: null, source: why }, stop: none });
   if (!dockerHint()) {
-    return { provided: { url: null, source: 'no Docker engine (no DOCKER_HOST, no docker.sock) and TEST_DATABASE_URL is unset' }, stop: none };
+    return skipped('no Docker engine (no DOCKER_HOST, no docker.sock), TEST_DATABASE_URL is unset and TEST_POSTGRES is not "provision"');
   }
   // Loaded lazily (the type import above is erased): only where a container runtime may exist.
   let testcontainers: typeof Testcontainers;
   try {
     testcontainers = await import('testcontainers');
   } catch (error) {
-    return { provided: { url: null, source: `testcontainers failed to load on Node ${process.version}: ${(error as Error).message}` }, stop: none };
+    return skipped(`testcontainers failed to load on Node ${process.version}: ${(error as Error).message}`);
   }
   try {
     await testcontainers.getContainerRuntimeClient();
   } catch (error) {
-    return { provided: { url: null, source: `no working container runtime: ${(error as Error).message}` }, stop: none };
+    return skipped(`no working container runtime: ${(error as Error).message}`);
   }
   const container = await new testcontainers.GenericContainer('pgvector/pgvector:pg17')
     .withEnvironment({ POSTGRES_PASSWORD: 'test', POSTGRES_DB: 'registry' })
@@ -95,7 +134,7 @@ async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: (
     .start();
   const containerUrl = `postgres://postgres:test@${container.getHost()}:${container.getMappedPort(5432)}/registry`;
   await ensureVector(containerUrl);
-  return { provided: { url: containerUrl, source: 'testcontainers pgvector/pgvector:pg17' }, stop: async () => void (await container.stop()) };
+  return { provided: { url: containerUrl, readUrl: null, source: 'testcontainers pgvector/pgvector:pg17' }, stop: async () => void (await container.stop()) };
 }
 
 /** Vitest global setup: builds the PGlite template and finds (or starts) an external PostgreSQL. */

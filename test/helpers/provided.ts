@@ -2,7 +2,9 @@
 export interface ExternalPostgres {
   /** Connection URL of a PostgreSQL with pgvector, or null when the leg is skipped. */
   url: string | null;
-  /** Where the URL came from ('TEST_DATABASE_URL' or 'testcontainers'), or why the leg is skipped. */
+  /** A streaming replica of that server (TEST_DATABASE_READ_URL), or null when there is none. */
+  readUrl: string | null;
+  /** Where the URL came from ('TEST_DATABASE_URL', scripts/postgres.sh or testcontainers), or why the leg is skipped. */
   source: string;
 }
 
