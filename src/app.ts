@@ -11,6 +11,7 @@ import type { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
+import type { ReadReplica } from './db/read-replica.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
 import { DiscoveryService } from './discovery/service.js';
@@ -36,6 +37,8 @@ import { VERSION } from './version.js';
 export interface AppDependencies {
   config: Config;
   database: Database;
+  /** DATABASE_READ_URL's replica, opened and checked by the caller; absent: the primary serves every read. */
+  readReplica?: ReadReplica;
   /** Close the database when the app closes (the server does; tests sharing one do not). */
   ownsDatabase: boolean;
   verify: TokenVerifier;
@@ -89,14 +92,16 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
   await app.register(metricsPlugin);
-  await app.register(databasePlugin, { database: deps.database, owned: deps.ownsDatabase });
+  await app.register(databasePlugin, { database: deps.database, readReplica: deps.readReplica, owned: deps.ownsDatabase });
   await app.register(authPlugin, { verify: deps.verify });
   await app.register(cors, { origins: deps.config.cors.origins });
   // Before every route it limits (discover, authorize, mcp): it tags them as they are added.
   await app.register(principalRateLimit, { limits: deps.config.rateLimit });
 
   const { db } = deps.database;
-  const tools = new ToolService(db);
+  // Reads that may lag a little go to the replica (app.reads); writes, authorize and a publisher's
+  // reads of its own tools stay on the primary (README, "Read replicas and consistency").
+  const tools = new ToolService(db, app.reads);
   const catalogStats = new CatalogStatsCache();
   const indexer = deps.embedder
     ? new EmbeddingIndexer(db, deps.embedder, app.log, {
@@ -108,11 +113,13 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
   const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
     vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
+    reads: app.reads,
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
-  const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify());
+  if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
+  const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify(), app.reads);
   const authorize = new AuthorizeService(
     db,
     deps.config.learning,
@@ -121,10 +128,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   );
   app.addHook('onReady', async () => learning.start());
   app.addHook('onClose', async () => learning.stop());
-  tools.onChange((row) => {
-    catalogStats.invalidate(row.tenantId);
-    indexer?.notify();
-  });
+  // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
+  tools.onChange(() => indexer?.notify());
   app.decorate('indexer', indexer);
   // PGlite has no autovacuum: without statistics the planner misplans every discovery.
   if (deps.database.kind === 'pglite') {

@@ -5,6 +5,7 @@ import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import { type Config, ConfigError } from './config.js';
 import { type Database, openPglite, openPostgres } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { openReadReplica, type ReadReplica } from './db/read-replica.js';
 import { LocalEmbedder } from './embedding/local.js';
 import { OpenAiEmbedder } from './embedding/openai.js';
 import type { Embedder } from './embedding/provider.js';
@@ -25,6 +26,11 @@ export async function openMigratedDatabase(config: Config, log: Pick<FastifyBase
     throw error;
   }
   return database;
+}
+
+/** Opens DATABASE_READ_URL beside the migrated primary, when set (start-up fails with a clear reason). */
+export async function openReplicaFor(config: Config, primary: Database, log: Pick<FastifyBaseLogger, 'info' | 'warn'>): Promise<ReadReplica | undefined> {
+  return config.readReplica ? openReadReplica(config.readReplica, primary, log) : undefined;
 }
 
 /**

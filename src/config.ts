@@ -11,6 +11,11 @@ const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_READ_URL: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_READ_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  // Reads go to the primary while the replica is further behind than this (0: never by lag).
+  DATABASE_READ_MAX_LAG_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 5000 }),
+  DATABASE_READ_CHECK_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1 })),
   JWKS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -55,6 +60,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections of the node-postgres pool (external PostgreSQL only). */
   databasePoolSize: number;
+  /** A streaming replica of DATABASE_URL serving discovery and other reads; absent: the primary serves them. */
+  readReplica: ReadReplicaConfig | undefined;
   dataDir: string;
   jwt: {
     secret: string | undefined;
@@ -96,6 +103,16 @@ export interface Config {
   cors: { origins: string[] };
 }
 
+/** The read replica (DATABASE_READ_URL) and how it is watched. */
+export interface ReadReplicaConfig {
+  url: string;
+  poolSize: number;
+  /** Replication lag beyond which reads go to the primary; 0 disables the rule. */
+  maxLagMs: number;
+  /** How often the replica's reachability, recovery state and lag are checked. */
+  checkIntervalMs: number;
+}
+
 const envValidator = Compile(EnvSchema);
 
 /** Thrown when the environment does not describe a startable service. */
@@ -132,11 +149,26 @@ function toConfig(env: Env): Config {
   if (env.EMBEDDING_PROVIDER === 'openai' && (env.EMBEDDING_URL === undefined || env.EMBEDDING_MODEL === undefined)) {
     throw new ConfigError('EMBEDDING_PROVIDER=openai needs EMBEDDING_URL and EMBEDDING_MODEL');
   }
+  if (env.DATABASE_READ_URL !== undefined && env.DATABASE_URL === undefined) {
+    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL: a read replica serves reads of an external PostgreSQL primary, never of the embedded database');
+  }
+  if (env.DATABASE_READ_MAX_LAG_MS > 0 && env.DATABASE_READ_MAX_LAG_MS < 2 * env.DATABASE_READ_CHECK_INTERVAL_MS) {
+    throw new ConfigError('DATABASE_READ_MAX_LAG_MS must be 0 (no lag rule) or at least twice DATABASE_READ_CHECK_INTERVAL_MS: lag is measured in steps of one check interval');
+  }
   return {
     port: env.PORT,
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    readReplica:
+      env.DATABASE_READ_URL === undefined
+        ? undefined
+        : {
+            url: env.DATABASE_READ_URL,
+            poolSize: env.DATABASE_READ_POOL_SIZE,
+            maxLagMs: env.DATABASE_READ_MAX_LAG_MS,
+            checkIntervalMs: env.DATABASE_READ_CHECK_INTERVAL_MS,
+          },
     dataDir: env.DATA_DIR,
     jwt: {
       secret: env.JWT_SECRET,

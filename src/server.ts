@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 
 import { buildApp } from './app.js';
-import { createEmbedder, openMigratedDatabase, serverVerifier } from './bootstrap.js';
+import { createEmbedder, openMigratedDatabase, openReplicaFor, serverVerifier } from './bootstrap.js';
 import type { Config } from './config.js';
 
 /**
@@ -15,13 +15,19 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const [database, embedder] = await Promise.all([openMigratedDatabase(config, logger), createEmbedder(config)]);
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, database, ownsDatabase: true, verify: serverVerifier(config, logger), embedder }, logger);
+    const readReplica = await openReplicaFor(config, database, logger);
+    try {
+      app = await buildApp({ config, database, readReplica, ownsDatabase: true, verify: serverVerifier(config, logger), embedder }, logger);
+    } catch (error) {
+      await readReplica?.close();
+      throw error;
+    }
   } catch (error) {
     await database.close();
     throw error;
   }
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ startupMs: Math.round(performance.now() - started), database: database.kind }, 'tool registry ready');
+  app.log.info({ startupMs: Math.round(performance.now() - started), database: database.kind, readReplica: Boolean(config.readReplica) }, 'tool registry ready');
 
   let closing = false;
   const shutdown = (signal: string) => {

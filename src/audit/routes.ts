@@ -36,7 +36,7 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const query = request.query as { limit: number; before?: number; action?: string; tool?: string };
-      const rows = await listAudit(app.database.db, request.principal.tenant, { ...query, limit: query.limit + 1 });
+      const rows = await listAudit(app.reads, request.principal.tenant, { ...query, limit: query.limit + 1 });
       const page = rows.slice(0, query.limit);
       return {
         entries: page.map((r) => ({

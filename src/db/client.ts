@@ -28,8 +28,8 @@ export interface Database {
   withMigrationLock<T>(fn: (session: MigrationSession) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** Connection pool counters (node-postgres); absent for PGlite, a single in-process connection. */
-  pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
+  /** The node-postgres pool; absent for PGlite, a single in-process connection. */
+  pool?: pg.Pool;
 }
 
 // Arbitrary constant shared by every replica: pg_advisory_xact_lock key for migrations.
@@ -59,11 +59,17 @@ class SessionClient extends pg.Client {
   }
 }
 
-/** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
-export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: SessionClient });
+/** A node-postgres pool whose sessions carry SESSION_SETTINGS. */
+export function createPool(url: string, poolSize: number, options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {}): pg.Pool {
+  const pool = new pg.Pool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
+export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+  const pool = createPool(url, poolSize);
 
   try {
     const { rows } = await pool.query<{ available: boolean }>(

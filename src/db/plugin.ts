@@ -1,23 +1,37 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
-import type { Database } from './client.js';
+import type { Database, Db } from './client.js';
 import { pendingMigrations } from './migrate.js';
+import type { ReadReplica } from './read-replica.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The primary: writes, authorize, and reads that must see the caller's own writes. */
     database: Database;
+    /** Reads that may lag the primary a little (discovery, listings, reports): the read replica when one is configured and healthy, else the primary. */
+    reads: Db;
+    /** DATABASE_READ_URL's replica, when configured. */
+    readReplica: ReadReplica | undefined;
   }
 }
 
 /**
- * Exposes an open, migrated database to the app. The caller opens it (server start-up or test
- * helper) and decides whether the app owns it: an owned database is closed with the app.
+ * Exposes an open, migrated database (and its read replica, if any) to the app. The caller opens
+ * them (server start-up or test helper) and decides whether the app owns them: owned ones are
+ * closed with the app.
  */
 export default fp(
-  async (app: FastifyInstance, options: { database: Database; owned: boolean }) => {
+  async (app: FastifyInstance, options: { database: Database; readReplica?: ReadReplica; owned: boolean }) => {
     app.decorate('database', options.database);
-    if (options.owned) app.addHook('onClose', async () => options.database.close());
+    app.decorate('reads', options.readReplica?.db ?? options.database.db);
+    app.decorate('readReplica', options.readReplica);
+    if (options.owned) {
+      app.addHook('onClose', async () => {
+        await options.readReplica?.close();
+        await options.database.close();
+      });
+    }
   },
   { name: 'database' },
 );

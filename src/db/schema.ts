@@ -17,8 +17,12 @@ import {
  * the generated tsvector, which no query here reads); this file gives queries their types.
  */
 
+/**
+ * Every tenant table carries tenant_id, and every key includes it (migration 0007: ready to
+ * distribute by tenant, README "Past one PostgreSQL").
+ */
 export const tools = pgTable('tools', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
   tenantId: text('tenant_id').notNull(),
   name: text('name').notNull(),
   version: text('version').notNull(),
@@ -50,7 +54,7 @@ export const tools = pgTable('tools', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   createdBy: text('created_by'),
   updatedBy: text('updated_by'),
-});
+}, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
 
 export const toolVersions = pgTable(
   'tool_versions',
@@ -65,11 +69,11 @@ export const toolVersions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     createdBy: text('created_by'),
   },
-  (t) => [primaryKey({ columns: [t.toolId, t.revision] })],
+  (t) => [primaryKey({ columns: [t.toolId, t.revision, t.tenantId] })],
 );
 
 export const auditLog = pgTable('audit_log', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
   tenantId: text('tenant_id').notNull(),
   at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   actor: text('actor'),
@@ -80,10 +84,10 @@ export const auditLog = pgTable('audit_log', {
   reasons: jsonb('reasons').$type<unknown[]>(),
   discoveryId: uuid('discovery_id'),
   details: jsonb('details').$type<Record<string, unknown>>(),
-});
+}, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
 
 export const discoveryLog = pgTable('discovery_log', {
-  id: uuid('id').primaryKey(),
+  id: uuid('id').notNull(),
   tenantId: text('tenant_id').notNull(),
   subject: text('subject'),
   at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
@@ -97,23 +101,28 @@ export const discoveryLog = pgTable('discovery_log', {
   topScore: real('top_score'),
   withheld: integer('withheld').notNull(),
   latencyMs: real('latency_ms').notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
 
 export type ToolRow = typeof tools.$inferSelect;
 
 export const toolUsage = pgTable('tool_usage', {
-  toolId: bigint('tool_id', { mode: 'number' }).primaryKey(),
+  toolId: bigint('tool_id', { mode: 'number' }).notNull(),
   tenantId: text('tenant_id').notNull(),
   calls: bigint('calls', { mode: 'number' }).notNull(),
   lastCalledAt: timestamp('last_called_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-});
+}, (t) => [primaryKey({ columns: [t.toolId, t.tenantId] })]);
 
 export const learnedAliases = pgTable('learned_aliases', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
   toolId: bigint('tool_id', { mode: 'number' }).notNull(),
   tenantId: text('tenant_id').notNull(),
   query: text('query').notNull(),
   misses: integer('misses').notNull(),
   firstSeen: timestamp('first_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   lastSeen: timestamp('last_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
+
+export const catalogRevisions = pgTable('catalog_revisions', {
+  tenantId: text('tenant_id').primaryKey(),
+  revision: bigint('revision', { mode: 'number' }).notNull(),
 });

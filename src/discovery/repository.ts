@@ -28,6 +28,8 @@ export interface CatalogStats {
   withheld: number;
   avgLength: { a: number; b: number; c: number; d: number };
   catalogTokens: { openai: number; anthropic: number; mcp: number; raw: number };
+  /** The tenant's catalog revision these statistics were read at (same statement, same snapshot). */
+  revision: number;
 }
 
 /** One aggregate over the tenant's active tools: what the caller sees, and how many it does not. */
@@ -43,7 +45,8 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
            coalesce(sum((${tools.tokenCosts}->>'openai')::int) filter (where ${visible}), 0)::int as openai,
            coalesce(sum((${tools.tokenCosts}->>'anthropic')::int) filter (where ${visible}), 0)::int as anthropic,
            coalesce(sum((${tools.tokenCosts}->>'mcp')::int) filter (where ${visible}), 0)::int as mcp,
-           coalesce(sum((${tools.tokenCosts}->>'raw')::int) filter (where ${visible}), 0)::int as raw
+           coalesce(sum((${tools.tokenCosts}->>'raw')::int) filter (where ${visible}), 0)::int as raw,
+           coalesce((select revision from catalog_revisions where tenant_id = ${tenantId}), 0)::float8 as revision
     from ${tools}
     where ${tools.tenantId} = ${tenantId} and ${tools.status} = 'active'`));
   const r = row ?? {};
@@ -53,6 +56,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
     withheld: n('withheld'),
     avgLength: { a: n('a'), b: n('b'), c: n('c'), d: n('d') },
     catalogTokens: { openai: n('openai'), anthropic: n('anthropic'), mcp: n('mcp'), raw: n('raw') },
+    revision: n('revision'),
   };
 }
 

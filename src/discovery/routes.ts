@@ -107,7 +107,7 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
     },
     async (request) => {
       const query = request.query as { limit: number; before?: string; poor: boolean };
-      const rows = await listDiscoveries(app.database.db, request.principal.tenant, {
+      const rows = await listDiscoveries(app.reads, request.principal.tenant, {
         limit: query.limit,
         before: query.before === undefined ? undefined : new Date(query.before),
         poorOnly: query.poor,

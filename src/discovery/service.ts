@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Principal } from '../auth/principal.js';
-import type { Db } from '../db/client.js';
+import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import { type ToolCard, documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
@@ -60,6 +60,8 @@ export interface StageTimings {
 export interface DiscoveryOptions {
   /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
   vectorIndexMinTools?: number;
+  /** Where retrieval reads (the read replica when configured); the discovery log is always written to `db`. */
+  reads?: Executor;
   /** Receives each discovery's per-stage timings (metrics). */
   onTimings?: (timings: StageTimings, mode: SearchMode, vectorSearch: VectorSearchOutcome | undefined) => void;
 }
@@ -73,6 +75,7 @@ const CANDIDATE_DEPTH = 100;
  */
 export class DiscoveryService {
   private readonly vectorIndexMinTools: number;
+  private readonly reads: Executor;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
 
   constructor(
@@ -82,6 +85,7 @@ export class DiscoveryService {
     options: DiscoveryOptions = {},
   ) {
     this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
+    this.reads = options.reads ?? db;
     this.onTimings = options.onTimings ?? (() => undefined);
   }
 
@@ -95,9 +99,9 @@ export class DiscoveryService {
     const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(query.text) : undefined;
     const searchMode: SearchMode = vector ? requested : 'lexical';
     const embedded = performance.now();
-    const stats = await this.stats.get(this.db, principal.tenant, principal.scopes);
+    const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes);
     const counted = performance.now();
-    const { candidates, vectorSearch } = await retrieveCandidates(this.db, {
+    const { candidates, vectorSearch } = await retrieveCandidates(this.reads, {
       visibility,
       filters,
       text: query.lexicalText,
@@ -115,7 +119,7 @@ export class DiscoveryService {
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
-    const rows = new Map((await shortlistRows(this.db, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
+    const rows = new Map((await shortlistRows(this.reads, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
     const fetched = performance.now();
     const tools: DiscoveredTool[] = [];
     let shortlistTokens = 0;

@@ -44,13 +44,13 @@ export async function staleTools(db: Db, model: string, limit: number): Promise<
 export async function saveEmbeddings(db: Db, toolId: number, model: string, stamp: string, vectors: number[][]): Promise<void> {
   await db.transaction(async (tx) => {
     // The tool may have been deleted or changed since it was read: only stamp the content we embedded.
-    const [current] = await rowsOf<{ stamp: string }>(tx.execute(sql`select ${STAMP} as stamp from ${tools} t where t.id = ${toolId}`));
+    const [current] = await rowsOf<{ stamp: string; tenant_id: string }>(tx.execute(sql`select ${STAMP} as stamp, t.tenant_id from ${tools} t where t.id = ${toolId}`));
     if (!current || current.stamp !== stamp) return;
     await tx.execute(sql`delete from tool_embeddings where tool_id = ${toolId} and model = ${model}`);
     for (const [ord, vector] of vectors.entries()) {
       await tx.execute(sql`
-        insert into tool_embeddings (tool_id, model, ord, dims, content_hash, embedding)
-        values (${toolId}, ${model}, ${ord}, ${vector.length}, ${stamp}, ${toSql(vector) as string}::vector)`);
+        insert into tool_embeddings (tenant_id, tool_id, model, ord, dims, content_hash, embedding)
+        values (${current.tenant_id}, ${toolId}, ${model}, ${ord}, ${vector.length}, ${stamp}, ${toSql(vector) as string}::vector)`);
     }
   });
 }

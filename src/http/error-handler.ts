@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
+import { isConnectionError } from '../db/connection-errors.js';
 import { AppError, type ErrorCode, type ErrorDetail, statusOf } from '../errors.js';
 
 /** The wire shape of every error. */
@@ -19,9 +20,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
 };
 
-// Connection-level failures mean the database is away: tell clients to retry, not that we broke.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
-
 // Text PostgreSQL cannot store (NUL, unpaired surrogates in jsonb): the input's fault, not ours.
 const UNSTORABLE_TEXT_CODES = new Set(['22P05', '22021']);
 
@@ -30,16 +28,6 @@ function hasCode(error: unknown, codes: Set<string>): boolean {
   for (let e = error as { code?: string; cause?: unknown } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
     seen.add(e);
     if (e.code && codes.has(e.code)) return true;
-  }
-  return false;
-}
-
-function isDatabaseUnavailable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: string; cause?: unknown; message?: string } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
-    seen.add(e);
-    if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && /Connection terminated|PGlite is closed/i.test(e.message)) return true;
   }
   return false;
 }
@@ -62,7 +50,8 @@ export function toAppError(error: FastifyError | Error): AppError {
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (mapped) return new AppError(mapped, fastifyError.message);
   if (hasCode(error, UNSTORABLE_TEXT_CODES)) return new AppError('bad_request', 'the request contains text that cannot be stored (NUL or unpaired surrogate characters)');
-  if (isDatabaseUnavailable(error)) return new AppError('unavailable', 'the database is unavailable, retry shortly', [], { 'retry-after': '2' });
+  // Connection-level failures mean the database is away: tell clients to retry, not that we broke.
+  if (isConnectionError(error)) return new AppError('unavailable', 'the database is unavailable, retry shortly', [], { 'retry-after': '2' });
   if (fastifyError.statusCode === 429) return new AppError('rate_limited', fastifyError.message);
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return new AppError('bad_request', fastifyError.message);

@@ -21,9 +21,14 @@ export default async function healthRoutes(app: FastifyInstance, options: Health
   const Readiness = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness: database reachable, migrations applied, embedder loaded', tags: ['operations'], security: [], response: { 200: Readiness, 503: Readiness } } },
+    { schema: { summary: 'Readiness: database (and read replica) reachable, migrations applied, embedder loaded', tags: ['operations'], security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
       const checks: Record<string, string> = { ...(await databaseReadiness(app.database)) };
+      // A fresh look at the replica: an unusable one degrades readiness (the primary serves its reads).
+      if (app.readReplica) {
+        await app.readReplica.check();
+        checks.read_replica = app.readReplica.readiness();
+      }
       for (const [name, check] of Object.entries(options.checks ?? {})) checks[name] = check();
       // A degraded embedder still serves (lexical discovery), so it does not fail readiness.
       const ready = Object.values(checks).every((value) => READY_VALUES.has(value) || value.startsWith('degraded'));

@@ -16,7 +16,7 @@ export interface LearningLimits {
 export async function countCall(executor: Executor, toolId: number, tenantId: string): Promise<void> {
   await executor.execute(sql`
     insert into tool_usage (tool_id, tenant_id, calls) values (${toolId}, ${tenantId}, 1)
-    on conflict (tool_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`);
+    on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`);
 }
 
 /** Call counts of some tools (absent: never called). */
@@ -32,7 +32,7 @@ export async function callCounts(executor: Executor, toolIds: number[]): Promise
 export async function recordMiss(executor: Executor, toolId: number, tenantId: string, query: string): Promise<void> {
   await executor.execute(sql`
     insert into learned_aliases (tool_id, tenant_id, query) values (${toolId}, ${tenantId}, ${query})
-    on conflict (tool_id, query) do update set misses = learned_aliases.misses + 1, last_seen = now()`);
+    on conflict (tool_id, query, tenant_id) do update set misses = learned_aliases.misses + 1, last_seen = now()`);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
-import type { Db } from '../db/client.js';
+import type { Db, Executor } from '../db/client.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { findTool } from '../tools/repository.js';
 import * as repo from './repository.js';
@@ -22,6 +22,8 @@ export class LearningService {
     private readonly log: Pick<FastifyBaseLogger, 'warn'>,
     /** Called when learned texts changed (to re-embed). */
     private readonly onChanged: () => void = () => undefined,
+    /** Where reports read (the read replica when configured). */
+    private readonly reads: Executor = db,
   ) {}
 
   start(): void {
@@ -79,8 +81,8 @@ export class LearningService {
 
   report(tenantId: string, sinceDays: number, limit: number) {
     return Promise.all([
-      repo.missedTools(this.db, tenantId, sinceDays, limit),
-      repo.unansweredDiscoveries(this.db, tenantId, sinceDays, 5, limit),
+      repo.missedTools(this.reads, tenantId, sinceDays, limit),
+      repo.unansweredDiscoveries(this.reads, tenantId, sinceDays, 5, limit),
     ]);
   }
 }

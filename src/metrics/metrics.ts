@@ -11,6 +11,13 @@ export interface PoolCounters {
   waitingCount: number;
 }
 
+/** What the read-replica collectors read (src/db/read-replica.ts). */
+export interface ReadReplicaStatus {
+  readonly counts: { readonly replica: number; readonly primary: number; readonly fellBack: number };
+  readonly state: string;
+  readonly lagMs: number | undefined;
+}
+
 /** Outcome of one execution-time authorization, as the gateway was told. */
 export type AuthorizeOutcome = 'allow' | 'deny';
 
@@ -102,6 +109,38 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         this.inc(stats.failures);
+      },
+    });
+  }
+
+  /** Exposes where replica-eligible reads went, and the replica's state and lag (DATABASE_READ_URL). */
+  trackReadReplica(replica: ReadReplicaStatus): void {
+    new Counter({
+      name: 'tool_registry_db_reads_total',
+      help: 'Replica-eligible reads by the pool that answered (fell_back: failed on the replica, answered by the primary)',
+      labelNames: ['pool'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ pool: 'replica' }, replica.counts.replica);
+        this.inc({ pool: 'primary' }, replica.counts.primary);
+        this.inc({ pool: 'fell_back' }, replica.counts.fellBack);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_read_replica_usable',
+      help: '1 while reads go to the read replica, 0 while the primary serves them',
+      registers: [this.registry],
+      collect() {
+        this.set(replica.state === 'ok' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_read_replica_lag_seconds',
+      help: 'Upper bound of the read replica\'s replication lag at the last check (NaN when unknown)',
+      registers: [this.registry],
+      collect() {
+        this.set(replica.lagMs === undefined ? Number.NaN : replica.lagMs / 1000);
       },
     });
   }

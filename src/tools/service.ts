@@ -2,7 +2,7 @@ import semver from 'semver';
 
 import { appendAudit } from '../audit/repository.js';
 import { type Principal, isPublisher } from '../auth/principal.js';
-import type { Db } from '../db/client.js';
+import type { Db, Executor } from '../db/client.js';
 import type { ToolRow } from '../db/schema.js';
 import { tokenCosts } from '../discovery/tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
@@ -58,7 +58,14 @@ const isUniqueViolation = (error: unknown): boolean => {
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
 
-  constructor(private readonly db: Db) {}
+  /**
+   * @param db the primary: writes, and a publisher's reads (read-your-own-write after a publish)
+   * @param reads other callers' reads and every listing (the read replica when configured)
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly reads: Executor = db,
+  ) {}
 
   onChange(listener: ToolChangeListener): void {
     this.listeners.push(listener);
@@ -151,9 +158,12 @@ export class ToolService {
     return row;
   }
 
-  /** GET one: 404 unless the caller may see it (publishers see retired tools too). */
+  /**
+   * GET one: 404 unless the caller may see it (publishers see retired tools too). Publishers read
+   * the primary, so the version they just published (and its ETag for If-Match) is what they get.
+   */
   async get(principal: Principal, name: string): Promise<ToolRow> {
-    const row = await repo.findTool(this.db, principal.tenant, name);
+    const row = await repo.findTool(isPublisher(principal) ? this.db : this.reads, principal.tenant, name);
     if (!row || !canSee(principal, row)) throw toolNotFound(name);
     return row;
   }
@@ -171,7 +181,7 @@ export class ToolService {
   ): Promise<{ rows: ToolRow[]; nextCursor: string | null }> {
     const publisher = isPublisher(principal);
     const rows = await repo.listTools(
-      this.db,
+      this.reads,
       { tenantId: principal.tenant, scopes: publisher ? null : principal.scopes, includeRetired: publisher && options.includeRetired },
       { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
     );
