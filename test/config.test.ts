@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
       shutdownTimeoutMs: 10000,
       databasePoolSize: 10,
+      readReplica: undefined,
       learning: { enabled: true, minMisses: 2, maxPerTool: 20, ttlDays: 30 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },
@@ -118,5 +119,34 @@ describe('loadConfig', () => {
     expect(loadConfig({ JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nabc\\n-----END PUBLIC KEY-----' }).jwt.publicKey).toBe(
       '-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----',
     );
+  });
+
+  it('reads DATABASE_READ_URL with its pool size, lag bound and check interval', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://primary/registry', DATABASE_READ_URL: 'postgres://replica/registry' }).readReplica).toEqual({
+      url: 'postgres://replica/registry',
+      poolSize: 10,
+      maxLagMs: 5000,
+      checkIntervalMs: 1000,
+    });
+    expect(
+      loadConfig({
+        DATABASE_URL: 'postgres://primary/registry',
+        DATABASE_READ_URL: 'postgres://replica/registry',
+        DATABASE_READ_POOL_SIZE: '20',
+        DATABASE_READ_MAX_LAG_MS: '0',
+        DATABASE_READ_CHECK_INTERVAL_MS: '250',
+      }).readReplica,
+    ).toMatchObject({ poolSize: 20, maxLagMs: 0, checkIntervalMs: 250 });
+  });
+
+  it('refuses DATABASE_READ_URL without DATABASE_URL', () => {
+    expect(configError({ DATABASE_READ_URL: 'postgres://replica/registry' }).message).toMatch(/^DATABASE_READ_URL needs DATABASE_URL/);
+  });
+
+  it('refuses a lag bound finer than two check intervals, and a check interval out of range', () => {
+    const base = { DATABASE_URL: 'postgres://primary/registry', DATABASE_READ_URL: 'postgres://replica/registry' };
+    expect(configError({ ...base, DATABASE_READ_MAX_LAG_MS: '1500' }).message).toMatch(/DATABASE_READ_MAX_LAG_MS must be 0 \(no lag rule\) or at least twice DATABASE_READ_CHECK_INTERVAL_MS/);
+    expect(configError({ ...base, DATABASE_READ_CHECK_INTERVAL_MS: '10' }).message).toMatch(/DATABASE_READ_CHECK_INTERVAL_MS/);
+    expect(configError({ ...base, DATABASE_READ_POOL_SIZE: '0' }).message).toMatch(/DATABASE_READ_POOL_SIZE/);
   });
 });

@@ -199,6 +199,11 @@ suite(replica.skip === undefined ? 'read replica on a real streaming replica (Po
     expect(max).toBeLessThan(1_000);
   });
 
+  it('runs no transaction on the read pool: writes belong on the primary', async () => {
+    const readReplica = await replicaAt(readUrl);
+    await expect(readReplica.db.transaction(async () => undefined)).rejects.toThrow(/the read replica pool runs no transactions/);
+  });
+
   describe('start-up errors name DATABASE_READ_URL', () => {
     const config = (url: string) => ({ url, poolSize: 2, maxLagMs: 0, checkIntervalMs: 1000 });
 

@@ -13,7 +13,7 @@ export function streamingReplica(): { primaryUrl: string; readUrl: string; skip:
   const external = inject('externalPostgres');
   if (external.url === null) return { skip: `no PostgreSQL: ${external.source}` };
   if (external.readUrl === null) return { skip: `no streaming replica: ${external.source} gave no TEST_DATABASE_READ_URL` };
-  return { primaryUrl: external.url, readUrl: external.readUrl };
+  return { primaryUrl: external.url, readUrl: external.readUrl, skip: undefined };
 }
 
 /** `base` with the connection options (the test file's private search_path) of `like`. */
