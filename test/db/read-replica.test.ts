@@ -8,6 +8,7 @@ import { call, testConfig, testDependencies } from '../helpers/app.js';
 import { databaseLegs, type TestDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { eventually, execute, streamingReplica, TcpProxy, withOptionsOf } from '../helpers/replica.js';
+import { startService } from '../helpers/server-process.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -198,6 +199,24 @@ suite(replica.skip === undefined ? 'read replica on a real streaming replica (Po
     console.info(`replica lag, publish response to discovery showing the tool via the replica: p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms (${lags.length} publishes)`);
     expect(max).toBeLessThan(1_000);
   });
+
+  it('runs as a real serve process with DATABASE_READ_URL: both pools in /readyz, discovery from the replica', async () => {
+    const service = await startService({ DATABASE_URL: primary.url!, DATABASE_READ_URL: readUrl, DATABASE_READ_CHECK_INTERVAL_MS: '200', DATABASE_READ_MAX_LAG_MS: '0' });
+    opened.push({ close: () => service.stop() });
+    const ready = (await (await fetch(`${service.base}/readyz`)).json()) as { checks: Record<string, string> };
+    expect(ready.checks).toMatchObject({ database: 'ok', migrations: 'ok', read_replica: 'ok' });
+    const tenant = uniqueTenant('serve');
+    const publisher = await token({ tenant, scopes: [PUBLISH] });
+    const headers = { authorization: `Bearer ${publisher}`, 'content-type': 'application/json' };
+    expect((await fetch(`${service.base}/v1/tools`, { method: 'POST', headers, body: JSON.stringify(toolDocument()) })).status).toBe(201);
+    await eventually(async () => {
+      const res = await fetch(`${service.base}/v1/discover`, { method: 'POST', headers, body: JSON.stringify({ query: 'refund a paid invoice' }) });
+      return ((await res.json()) as { tools: { name: string }[] }).tools.some((t) => t.name === 'issue_refund');
+    }, 5_000, 'discovery through the process');
+    const metrics = await (await fetch(`${service.base}/metrics`)).text();
+    const served = Number(/tool_registry_db_reads_total\{pool="replica"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    expect(served).toBeGreaterThan(0);
+  }, 90_000);
 
   it('runs no transaction on the read pool: writes belong on the primary', async () => {
     const readReplica = await replicaAt(readUrl);
