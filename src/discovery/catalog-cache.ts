@@ -8,8 +8,8 @@ import { type CatalogStats, catalogStats } from './repository.js';
  * Per-replica cache of catalog statistics per (tenant, scope set), valid for one catalog revision.
  * Every lookup reads the tenant's revision (one primary-key row) on the same pool as the
  * statistics: a change made through any replica of the service shows in the next discovery on
- * every replica, and statistics read from a read replica never run ahead of, or behind, the rows
- * retrieval reads there. No TTL: entries leave by LRU or by a newer revision.
+ * every replica, and on a read replica the statistics move with the rows it has replayed. No TTL:
+ * entries leave by LRU or by a newer revision.
  */
 export class CatalogStatsCache {
   private readonly cache: LRUCache<string, CatalogStats>;

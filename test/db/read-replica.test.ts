@@ -197,7 +197,8 @@ suite(replica.skip === undefined ? 'read replica on a real streaming replica (Po
     const p50 = lags[Math.floor(lags.length / 2)]!;
     const max = lags.at(-1)!;
     console.info(`replica lag, publish response to discovery showing the tool via the replica: p50 ${p50.toFixed(1)} ms, max ${max.toFixed(1)} ms (${lags.length} publishes)`);
-    expect(max).toBeLessThan(1_000);
+    // Loose on purpose: under a full parallel test run with --fast commits the max was ~0.6 s.
+    expect(max).toBeLessThan(2_000);
   });
 
   it('runs as a real serve process with DATABASE_READ_URL: both pools in /readyz, discovery from the replica', async () => {
