@@ -25,6 +25,7 @@ import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
+import { updateLearnedText } from './learning/repository.js';
 import learningRoutes from './learning/routes.js';
 import { LearningService } from './learning/service.js';
 import toolRoutes from './tools/routes.js';
@@ -96,7 +97,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   await app.register(principalRateLimit, { limits: deps.config.rateLimit });
 
   const { db } = deps.database;
-  const tools = new ToolService(db);
+  // A new version may change whether its learned aliases need approval: re-apply the rule.
+  const tools = new ToolService(db, async (tx, row) => void (await updateLearnedText(tx, row.id, deps.config.learning)));
   const catalogStats = new CatalogStatsCache();
   const indexer = deps.embedder
     ? new EmbeddingIndexer(db, deps.embedder, app.log, {
@@ -115,7 +117,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify());
   const authorize = new AuthorizeService(
     db,
-    deps.config.learning,
+    { ...deps.config.learning, defaultMode: deps.embedder ? 'hybrid' : 'lexical' },
     (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
     () => indexer?.notify(),
   );

@@ -35,7 +35,9 @@ const EnvSchema = Type.Object({
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 10000 }),
   LEARNING_ENABLED: Type.Boolean({ default: true }),
-  LEARNED_ALIAS_MIN_MISSES: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  // Distinct subjects who must teach a learned alias before it ranks (README, "Learning from calls").
+  LEARNED_ALIAS_MIN_SUBJECTS: Type.Integer({ minimum: 2, maximum: 1000, default: 3 }),
+  LEARNED_ALIAS_VOTES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 20 }),
   LEARNED_ALIAS_MAX_PER_TOOL: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
   LEARNED_ALIAS_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   // Requests per minute per principal (tenant + subject) and replica; 0 disables the limit.
@@ -85,10 +87,12 @@ export interface Config {
   shutdownTimeoutMs: number;
   learning: {
     enabled: boolean;
-    /** Misses of the same query before it counts as an alias. */
-    minMisses: number;
+    /** Distinct subjects whose misses of the same query make it an alias. */
+    minSubjects: number;
     maxPerTool: number;
     ttlDays: number;
+    /** Misses one subject may teach per hour in a tenant (bounds learning work per principal). */
+    votesPerHour: number;
   };
   /** Requests per minute per principal and replica; 0 means unlimited. */
   rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number };
@@ -166,9 +170,10 @@ function toConfig(env: Env): Config {
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     learning: {
       enabled: env.LEARNING_ENABLED,
-      minMisses: env.LEARNED_ALIAS_MIN_MISSES,
+      minSubjects: env.LEARNED_ALIAS_MIN_SUBJECTS,
       maxPerTool: env.LEARNED_ALIAS_MAX_PER_TOOL,
       ttlDays: env.LEARNED_ALIAS_TTL_DAYS,
+      votesPerHour: env.LEARNED_ALIAS_VOTES_PER_HOUR,
     },
     rateLimit: {
       discoverPerMinute: env.RATE_LIMIT_DISCOVER_PER_MINUTE,

@@ -35,7 +35,7 @@ describe('loadConfig', () => {
       limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
       shutdownTimeoutMs: 10000,
       databasePoolSize: 10,
-      learning: { enabled: true, minMisses: 2, maxPerTool: 20, ttlDays: 30 },
+      learning: { enabled: true, minSubjects: 3, maxPerTool: 20, ttlDays: 30, votesPerHour: 20 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },
     });

@@ -108,7 +108,7 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
       const learned = await options.learning.listFor(row.id);
-      return { ...toView(row), learned_aliases: learned.map((alias) => learnedAliasView(options.learning, alias)) };
+      return { ...toView(row), learned_aliases: learned.map(learnedAliasView) };
     },
   );
 

@@ -2,7 +2,7 @@ import semver from 'semver';
 
 import { appendAudit } from '../audit/repository.js';
 import { type Principal, isPublisher } from '../auth/principal.js';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import type { ToolRow } from '../db/schema.js';
 import { tokenCosts } from '../discovery/tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
@@ -14,6 +14,12 @@ import { etagOf } from './views.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
 export type ToolChangeListener = (row: ToolRow) => void;
+
+/**
+ * Called inside the transaction of a new version, before its postings are rebuilt: derived text
+ * owned elsewhere (learned aliases, whose ranking depends on sensitivity and side effects).
+ */
+export type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
 
 export interface WriteResult {
   row: ToolRow;
@@ -58,7 +64,10 @@ const isUniqueViolation = (error: unknown): boolean => {
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly onRewrite: ToolRewriteHook = async () => undefined,
+  ) {}
 
   onChange(listener: ToolChangeListener): void {
     this.listeners.push(listener);
@@ -123,6 +132,7 @@ export class ToolService {
         updatedBy: principal.subject,
       });
       if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
+      await this.onRewrite(tx, row);
       // New text or scopes, or a restore: postings exist only for active tools.
       await repo.refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';
