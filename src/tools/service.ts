@@ -97,13 +97,22 @@ export class ToolService {
         return inserted;
       });
     } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw new AppError('conflict', `tool '${doc.name}' already exists; use PUT /v1/tools/${doc.name} to publish a new version`);
-      }
+      if (isUniqueViolation(error)) throw await this.nameConflict(principal.tenant, doc.name);
       throw error;
     }
     this.notify(row);
     return { row, etag: etagOf(row), changed: true };
+  }
+
+  /** The 409 for a name taken in the tenant, exactly or in canonical form (naming the tool that has it). */
+  private async nameConflict(tenantId: string, name: string): Promise<AppError> {
+    const existing = (await repo.findNameClash(this.db, tenantId, name)) ?? name;
+    if (existing === name) return new AppError('conflict', `tool '${name}' already exists; use PUT /v1/tools/${name} to publish a new version`);
+    return new AppError(
+      'conflict',
+      `tool name '${name}' is too close to the existing tool '${existing}': names are unique per tenant ignoring case, '-', '.', '_' and trailing separators`,
+      [{ pointer: '/name', message: `conflicts with the existing tool '${existing}'` }],
+    );
   }
 
   /**

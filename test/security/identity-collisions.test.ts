@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { MIGRATIONS_DIR } from '../../src/db/migrate.js';
+import { call } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
+import { toolDocument } from '../helpers/fixtures.js';
+import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
+import { expectCleanError } from './helpers.js';
+
+/**
+ * Names that look alike must not reach each other (issue 13, finding 7), on every database leg:
+ * tenant claims that are not well-formed Unicode are refused (drivers would store `org\ud800` and
+ * `org\ufffd` as one tenant), and tool names are unique per tenant in a canonical form.
+ */
+forEachDatabase((db) => {
+  describe('look-alike identities', () => {
+    const ctx = useDiscoveryApp(db, () => undefined);
+
+    it('refuses tokens whose tenant, subject or scope has an unpaired surrogate, so look-alike tenants never meet', async () => {
+      const base = `org-${uniqueTenant('u')}`;
+      const owner = await token({ tenant: `${base}\ufffd`, scopes: [PUBLISH] });
+      expect((await call(ctx.app, 'POST', '/v1/tools', { token: owner, body: toolDocument() })).statusCode).toBe(201);
+      for (const tenant of [`${base}\ud800`, `${base}\udfff`]) {
+        const res = await call(ctx.app, 'GET', '/v1/tools/issue_refund', { token: await token({ tenant, scopes: [PUBLISH] }) });
+        expectCleanError(res, 401);
+        expect(res.json().error.message).toBe("token claim 'tenant_id' is not well-formed Unicode (it has an unpaired surrogate)");
+      }
+      const badSubject = await call(ctx.app, 'GET', '/v1/tools', { token: await token({ tenant: base, sub: 'user\udc00' }) });
+      expect(badSubject.json().error.message).toContain("'sub'");
+      const badScope = await call(ctx.app, 'GET', '/v1/tools', { token: await token({ tenant: base, scopes: ['billing:\ud83d'] }) });
+      expect(badScope.statusCode).toBe(401);
+      // Astral characters are well-formed: a tenant may be named with them.
+      expect((await call(ctx.app, 'GET', '/v1/tools', { token: await token({ tenant: `${base}\u{1F600}` }) })).statusCode).toBe(200);
+    });
+
+    describe('tool names', () => {
+      let tenant: string;
+      let publisher: string;
+      beforeAll(async () => {
+        tenant = uniqueTenant('names');
+        publisher = await token({ tenant, scopes: [PUBLISH] });
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name: 'pay_vendor' }) })).statusCode).toBe(201);
+      });
+
+      it('refuses a name equal to an existing one ignoring case, separators and trailing separators, naming the existing tool', async () => {
+        for (const name of ['Pay_Vendor', 'PAY_VENDOR', 'pay-vendor', 'pay.vendor', 'pay_vendor.', 'pay_vendor_', 'pay__vendor', 'Pay-Vendor--']) {
+          const res = await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name }) });
+          expectCleanError(res, 409);
+          expect(res.json().error.message, name).toContain("existing tool 'pay_vendor'");
+          expect(res.json().error.details).toEqual([{ pointer: '/name', message: "conflicts with the existing tool 'pay_vendor'" }]);
+        }
+        const exact = await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name: 'pay_vendor' }) });
+        expect(exact.statusCode).toBe(409);
+        expect(exact.json().error.message).toContain("tool 'pay_vendor' already exists");
+      });
+
+      it('still allows distinct names, and the same name in another tenant', async () => {
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name: 'payvendor' }) })).statusCode).toBe(201);
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: toolDocument({ name: 'pay_vendors' }) })).statusCode).toBe(201);
+        const other = await token({ tenant: uniqueTenant('names-other'), scopes: [PUBLISH] });
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: other, body: toolDocument({ name: 'Pay-Vendor' }) })).statusCode).toBe(201);
+      });
+
+      it('keeps tools that collided before the rule: the migration never fails, and they stay publishable', async () => {
+        const migration = readFileSync(join(MIGRATIONS_DIR, '0013_canonical_tool_names.sql'), 'utf8');
+        // Back to the schema before the rule, register look-alikes, then apply the migration again.
+        await db.database.withMigrationLock((session) =>
+          session.exec('drop index tools_tenant_canonical_name_idx; alter table tools drop column canonical_name, drop column canonical_name_legacy;'),
+        );
+        const legacy = uniqueTenant('legacy');
+        const legacyPublisher = await token({ tenant: legacy, scopes: [PUBLISH] });
+        for (const name of ['send_invoice', 'Send_Invoice', 'send-invoice']) {
+          expect((await call(ctx.app, 'POST', '/v1/tools', { token: legacyPublisher, body: toolDocument({ name }) })).statusCode).toBe(201);
+        }
+        await db.database.withMigrationLock((session) => session.exec(migration));
+        for (const name of ['send_invoice', 'Send_Invoice', 'send-invoice']) {
+          expect((await call(ctx.app, 'GET', `/v1/tools/${name}`, { token: legacyPublisher })).statusCode).toBe(200);
+        }
+        const republished = await call(ctx.app, 'PUT', '/v1/tools/Send_Invoice', { token: legacyPublisher, body: toolDocument({ name: 'Send_Invoice', version: '1.1.0', description: 'Refund a paid invoice, new text.' }) });
+        expect(republished.statusCode).toBe(200);
+        const fresh = await call(ctx.app, 'POST', '/v1/tools', { token: legacyPublisher, body: toolDocument({ name: 'SEND.INVOICE' }) });
+        expect(fresh.statusCode).toBe(409);
+        expect(fresh.json().error.message).toContain("existing tool 'send_invoice'");
+      });
+    });
+  });
+});
