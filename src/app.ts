@@ -89,7 +89,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
-  await app.register(metricsPlugin);
+  await app.register(metricsPlugin, { token: deps.config.metricsToken });
   await app.register(databasePlugin, { database: deps.database, owned: deps.ownsDatabase });
   await app.register(authPlugin, { verify: deps.verify });
   await app.register(cors, { origins: deps.config.cors.origins });

@@ -44,6 +44,8 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_DISCOVER_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   RATE_LIMIT_AUTHORIZE_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 3000 }),
   RATE_LIMIT_MCP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1200 }),
+  // Bearer token GET /metrics requires; unset: /metrics is public (the contract's default).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7E]+$' })),
   // Comma-separated browser origins allowed by CORS ('*' for any); unset: same-origin only.
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
 });
@@ -98,6 +100,8 @@ export interface Config {
   rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number };
   /** Origins allowed by CORS: empty means same-origin only, ['*'] any origin. */
   cors: { origins: string[] };
+  /** Bearer token required by GET /metrics; undefined: public. */
+  metricsToken: string | undefined;
 }
 
 const envValidator = Compile(EnvSchema);
@@ -181,6 +185,7 @@ function toConfig(env: Env): Config {
       mcpPerMinute: env.RATE_LIMIT_MCP_PER_MINUTE,
     },
     cors: { origins: corsOrigins(env.CORS_ORIGINS) },
+    metricsToken: env.METRICS_TOKEN,
   };
 }
 

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       learning: { enabled: true, minSubjects: 3, maxPerTool: 20, ttlDays: 30, votesPerHour: 20 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },
+      metricsToken: undefined,
     });
   });
 
