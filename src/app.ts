@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from 'fastify';
 
 import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
@@ -18,6 +18,7 @@ import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
+import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
@@ -54,7 +55,7 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Fastify options shared by the server and the tests (the server adds its logger). */
-export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): FastifyServerOptions {
+export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): FastifyHttpOptions<Server> {
   return {
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.limits.bodyBytes,
@@ -72,7 +73,11 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
       const body: ErrorBody = { error: { code: 'bad_request', message, details: [], request_id: String(request.id) } };
       void (reply as FastifyReply).code(400).send(body);
     },
-    requestTimeout: 30_000,
+    // Slow-loris bounds: a request arrives whole within requestTimeout and its headers within
+    // headersTimeout. Node checks them every connectionsCheckingInterval (30 s by default, which let
+    // a 30 s limit run to ~60 s and more); once a second keeps them within a second of the setting.
+    requestTimeout: config.limits.requestTimeoutMs,
+    http: { headersTimeout: config.limits.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
     routerOptions: { maxParamLength: 256, ignoreTrailingSlash: true },
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
   };
@@ -81,6 +86,7 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  capConnectionsPerClient(app.server, deps.config.limits.connectionsPerClient);
   // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
   app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {

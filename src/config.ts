@@ -33,6 +33,11 @@ const EnvSchema = Type.Object({
   MAX_DESCRIPTION_LENGTH: Type.Integer({ minimum: 16, maximum: 100000, default: 1024 }),
   MAX_SUMMARY_LENGTH: Type.Integer({ minimum: 16, maximum: 10000, default: 200 }),
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
+  // A request must arrive whole within REQUEST_TIMEOUT_MS and its headers within HEADERS_TIMEOUT_MS
+  // (slow-loris); connections per client address are capped (0: no cap, e.g. behind a proxy that caps).
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 10000 }),
+  MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 100000, default: 128 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 10000 }),
   LEARNING_ENABLED: Type.Boolean({ default: true }),
   // Distinct subjects who must teach a learned alias before it ranks (README, "Learning from calls").
@@ -85,6 +90,10 @@ export interface Config {
     descriptionLength: number;
     summaryLength: number;
     schemaDepth: number;
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    /** Open connections per client address; 0: unlimited. */
+    connectionsPerClient: number;
   };
   shutdownTimeoutMs: number;
   learning: {
@@ -170,6 +179,10 @@ function toConfig(env: Env): Config {
       descriptionLength: env.MAX_DESCRIPTION_LENGTH,
       summaryLength: env.MAX_SUMMARY_LENGTH,
       schemaDepth: env.MAX_SCHEMA_DEPTH,
+      requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+      // Node requires headers to be due no later than the whole request.
+      headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+      connectionsPerClient: env.MAX_CONNECTIONS_PER_CLIENT,
     },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     learning: {
