@@ -27,14 +27,15 @@ export async function findTool(executor: Executor, tenantId: string, name: strin
  */
 const canonicalName = (name: string) => sql`regexp_replace(rtrim(lower(${name}), '._-'), '[._-]+', '_', 'g')`;
 
-/** The tenant's tool whose name is `name` in canonical form (the oldest, if legacy duplicates exist). */
+/**
+ * The tenant's tool whose name is `name` in canonical form: the one the unique index holds (of
+ * look-alikes registered before the rule, the oldest).
+ */
 export async function findNameClash(executor: Executor, tenantId: string, name: string): Promise<string | undefined> {
   const rows = await executor
     .select({ name: tools.name })
     .from(tools)
-    .where(and(eq(tools.tenantId, tenantId), sql`canonical_name = ${canonicalName(name)}`))
-    .orderBy(asc(tools.id))
-    .limit(1);
+    .where(and(eq(tools.tenantId, tenantId), sql`canonical_name = ${canonicalName(name)} and not canonical_name_legacy`));
   return rows[0]?.name;
 }
 

@@ -60,6 +60,16 @@ const isUniqueViolation = (error: unknown): boolean => {
   return false;
 };
 
+/** The 409 for a name taken in the tenant, exactly or in canonical form, naming the tool that has it. */
+function nameConflict(name: string, existing: string | undefined): AppError {
+  if (existing === undefined || existing === name) return new AppError('conflict', `tool '${name}' already exists; use PUT /v1/tools/${name} to publish a new version`);
+  return new AppError(
+    'conflict',
+    `tool name '${name}' is too close to the existing tool '${existing}': names are unique per tenant ignoring case, '-', '.', '_' and trailing separators`,
+    [{ pointer: '/name', message: `conflicts with the existing tool '${existing}'` }],
+  );
+}
+
 /** The registry's rules for publishing, reading and retiring tools. */
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
@@ -82,6 +92,8 @@ export class ToolService {
     let row: ToolRow;
     try {
       row = await this.db.transaction(async (tx) => {
+        const clash = await repo.findNameClash(tx, principal.tenant, doc.name);
+        if (clash !== undefined) throw nameConflict(doc.name, clash);
         const inserted = await repo.insertTool(tx, {
           tenantId: principal.tenant,
           name: doc.name,
@@ -97,22 +109,12 @@ export class ToolService {
         return inserted;
       });
     } catch (error) {
-      if (isUniqueViolation(error)) throw await this.nameConflict(principal.tenant, doc.name);
+      // Two publishes racing past the check: the unique index decides; name the winner if it can be read.
+      if (isUniqueViolation(error)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
       throw error;
     }
     this.notify(row);
     return { row, etag: etagOf(row), changed: true };
-  }
-
-  /** The 409 for a name taken in the tenant, exactly or in canonical form (naming the tool that has it). */
-  private async nameConflict(tenantId: string, name: string): Promise<AppError> {
-    const existing = (await repo.findNameClash(this.db, tenantId, name)) ?? name;
-    if (existing === name) return new AppError('conflict', `tool '${name}' already exists; use PUT /v1/tools/${name} to publish a new version`);
-    return new AppError(
-      'conflict',
-      `tool name '${name}' is too close to the existing tool '${existing}': names are unique per tenant ignoring case, '-', '.', '_' and trailing separators`,
-      [{ pointer: '/name', message: `conflicts with the existing tool '${existing}'` }],
-    );
   }
 
   /**

@@ -69,15 +69,23 @@ forEachDatabase((db) => {
 
       it('keeps tools that collided before the rule: the migration never fails, and they stay publishable', async () => {
         const migration = readFileSync(join(MIGRATIONS_DIR, '0013_canonical_tool_names.sql'), 'utf8');
-        // Back to the schema before the rule, register look-alikes, then apply the migration again.
-        await db.database.withMigrationLock((session) =>
-          session.exec('drop index tools_tenant_canonical_name_idx; alter table tools drop column canonical_name, drop column canonical_name_legacy;'),
-        );
         const legacy = uniqueTenant('legacy');
         const legacyPublisher = await token({ tenant: legacy, scopes: [PUBLISH] });
-        for (const name of ['send_invoice', 'Send_Invoice', 'send-invoice']) {
-          expect((await call(ctx.app, 'POST', '/v1/tools', { token: legacyPublisher, body: toolDocument({ name }) })).statusCode).toBe(201);
-        }
+        expect((await call(ctx.app, 'POST', '/v1/tools', { token: legacyPublisher, body: toolDocument({ name: 'send_invoice' }) })).statusCode).toBe(201);
+        // Back to the schema before the rule, where look-alikes could be registered: copy the row.
+        const copy = (name: string) => `
+          insert into tools (tenant_id, name, version, revision, status, summary, description, not_for, aliases, examples, tags, category,
+                             required_scopes, sensitivity, side_effects, document, content_hash, token_costs,
+                             search_name, search_card, search_body, search_params, search_learned)
+          select tenant_id, '${name}', version, revision, status, summary, description, not_for, aliases, examples, tags, category,
+                 required_scopes, sensitivity, side_effects, jsonb_set(document, '{name}', '"${name}"'), content_hash, token_costs,
+                 search_name, search_card, search_body, search_params, search_learned
+          from tools where tenant_id = '${legacy}' and name = 'send_invoice';`;
+        await db.database.withMigrationLock((session) =>
+          session.exec(
+            `drop index tools_tenant_canonical_name_idx; alter table tools drop column canonical_name, drop column canonical_name_legacy; ${copy('Send_Invoice')} ${copy('send-invoice')}`,
+          ),
+        );
         await db.database.withMigrationLock((session) => session.exec(migration));
         for (const name of ['send_invoice', 'Send_Invoice', 'send-invoice']) {
           expect((await call(ctx.app, 'GET', `/v1/tools/${name}`, { token: legacyPublisher })).statusCode).toBe(200);
