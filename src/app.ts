@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from 'fastify';
 
 import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
@@ -19,6 +19,7 @@ import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
+import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
@@ -26,6 +27,7 @@ import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
+import { updateLearnedText } from './learning/repository.js';
 import learningRoutes from './learning/routes.js';
 import { LearningService } from './learning/service.js';
 import toolRoutes from './tools/routes.js';
@@ -56,7 +58,7 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Fastify options shared by the server and the tests (the server adds its logger). */
-export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): FastifyServerOptions {
+export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): FastifyHttpOptions<Server> {
   return {
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     bodyLimit: config.limits.bodyBytes,
@@ -74,7 +76,11 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
       const body: ErrorBody = { error: { code: 'bad_request', message, details: [], request_id: String(request.id) } };
       void (reply as FastifyReply).code(400).send(body);
     },
-    requestTimeout: 30_000,
+    // Slow-loris bounds: a request arrives whole within requestTimeout and its headers within
+    // headersTimeout. Node checks them every connectionsCheckingInterval (30 s by default, which let
+    // a 30 s limit run to ~60 s and more); once a second keeps them within a second of the setting.
+    requestTimeout: config.limits.requestTimeoutMs,
+    http: { headersTimeout: config.limits.headersTimeoutMs, connectionsCheckingInterval: 1_000 },
     routerOptions: { maxParamLength: 256, ignoreTrailingSlash: true },
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
   };
@@ -83,6 +89,7 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  capConnectionsPerClient(app.server, deps.config.limits.connectionsPerClient);
   // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
   app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
@@ -91,7 +98,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
-  await app.register(metricsPlugin);
+  await app.register(metricsPlugin, { token: deps.config.metricsToken });
   await app.register(databasePlugin, { database: deps.database, readReplica: deps.readReplica, owned: deps.ownsDatabase });
   await app.register(authPlugin, { verify: deps.verify });
   await app.register(cors, { origins: deps.config.cors.origins });
@@ -101,7 +108,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const { db } = deps.database;
   // Reads that may lag a little go to the replica (app.reads); writes, authorize and a publisher's
   // reads of its own tools stay on the primary (README, "Read replicas and consistency").
-  const tools = new ToolService(db, app.reads);
+  // A new version may change whether its learned aliases need approval: re-apply the rule.
+  const tools = new ToolService(db, app.reads, async (tx, row) => void (await updateLearnedText(tx, row.id, deps.config.learning)));
   const catalogStats = new CatalogStatsCache();
   const indexer = deps.embedder
     ? new EmbeddingIndexer(db, deps.embedder, app.log, {
@@ -122,7 +130,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify(), app.reads);
   const authorize = new AuthorizeService(
     db,
-    deps.config.learning,
+    { ...deps.config.learning, defaultMode: deps.embedder ? 'hybrid' : 'lexical' },
     (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
     () => indexer?.notify(),
   );

@@ -38,15 +38,24 @@ const EnvSchema = Type.Object({
   MAX_DESCRIPTION_LENGTH: Type.Integer({ minimum: 16, maximum: 100000, default: 1024 }),
   MAX_SUMMARY_LENGTH: Type.Integer({ minimum: 16, maximum: 10000, default: 200 }),
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
+  // A request must arrive whole within REQUEST_TIMEOUT_MS and its headers within HEADERS_TIMEOUT_MS
+  // (slow-loris); connections per client address are capped (0: no cap, e.g. behind a proxy that caps).
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 10000 }),
+  MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 100000, default: 128 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 10000 }),
   LEARNING_ENABLED: Type.Boolean({ default: true }),
-  LEARNED_ALIAS_MIN_MISSES: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  // Distinct subjects who must teach a learned alias before it ranks (README, "Learning from calls").
+  LEARNED_ALIAS_MIN_SUBJECTS: Type.Integer({ minimum: 2, maximum: 1000, default: 3 }),
+  LEARNED_ALIAS_VOTES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 20 }),
   LEARNED_ALIAS_MAX_PER_TOOL: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
   LEARNED_ALIAS_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   // Requests per minute per principal (tenant + subject) and replica; 0 disables the limit.
   RATE_LIMIT_DISCOVER_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   RATE_LIMIT_AUTHORIZE_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 3000 }),
   RATE_LIMIT_MCP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1200 }),
+  // Bearer token GET /metrics requires; unset: /metrics is public (the contract's default).
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7E]+$' })),
   // Comma-separated browser origins allowed by CORS ('*' for any); unset: same-origin only.
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
 });
@@ -88,19 +97,27 @@ export interface Config {
     descriptionLength: number;
     summaryLength: number;
     schemaDepth: number;
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    /** Open connections per client address; 0: unlimited. */
+    connectionsPerClient: number;
   };
   shutdownTimeoutMs: number;
   learning: {
     enabled: boolean;
-    /** Misses of the same query before it counts as an alias. */
-    minMisses: number;
+    /** Distinct subjects whose misses of the same query make it an alias. */
+    minSubjects: number;
     maxPerTool: number;
     ttlDays: number;
+    /** Misses one subject may teach per hour in a tenant (bounds learning work per principal). */
+    votesPerHour: number;
   };
   /** Requests per minute per principal and replica; 0 means unlimited. */
   rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number };
   /** Origins allowed by CORS: empty means same-origin only, ['*'] any origin. */
   cors: { origins: string[] };
+  /** Bearer token required by GET /metrics; undefined: public. */
+  metricsToken: string | undefined;
 }
 
 /** The read replica (DATABASE_READ_URL) and how it is watched. */
@@ -194,13 +211,18 @@ function toConfig(env: Env): Config {
       descriptionLength: env.MAX_DESCRIPTION_LENGTH,
       summaryLength: env.MAX_SUMMARY_LENGTH,
       schemaDepth: env.MAX_SCHEMA_DEPTH,
+      requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+      // Node requires headers to be due no later than the whole request.
+      headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+      connectionsPerClient: env.MAX_CONNECTIONS_PER_CLIENT,
     },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     learning: {
       enabled: env.LEARNING_ENABLED,
-      minMisses: env.LEARNED_ALIAS_MIN_MISSES,
+      minSubjects: env.LEARNED_ALIAS_MIN_SUBJECTS,
       maxPerTool: env.LEARNED_ALIAS_MAX_PER_TOOL,
       ttlDays: env.LEARNED_ALIAS_TTL_DAYS,
+      votesPerHour: env.LEARNED_ALIAS_VOTES_PER_HOUR,
     },
     rateLimit: {
       discoverPerMinute: env.RATE_LIMIT_DISCOVER_PER_MINUTE,
@@ -208,6 +230,7 @@ function toConfig(env: Env): Config {
       mcpPerMinute: env.RATE_LIMIT_MCP_PER_MINUTE,
     },
     cors: { origins: corsOrigins(env.CORS_ORIGINS) },
+    metricsToken: env.METRICS_TOKEN,
   };
 }
 

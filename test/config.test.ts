@@ -32,13 +32,14 @@ describe('loadConfig', () => {
       },
       embedding: { provider: 'local', url: undefined, model: undefined, apiKey: undefined, timeoutMs: 2000 },
       logLevel: 'info',
-      limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 },
+      limits: { bodyBytes: 262144, descriptionLength: 1024, summaryLength: 200, schemaDepth: 32, requestTimeoutMs: 30000, headersTimeoutMs: 10000, connectionsPerClient: 128 },
       shutdownTimeoutMs: 10000,
       databasePoolSize: 10,
       readReplica: undefined,
-      learning: { enabled: true, minMisses: 2, maxPerTool: 20, ttlDays: 30 },
+      learning: { enabled: true, minSubjects: 3, maxPerTool: 20, ttlDays: 30, votesPerHour: 20 },
       rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
       cors: { origins: [] },
+      metricsToken: undefined,
     });
   });
 

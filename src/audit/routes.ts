@@ -9,7 +9,7 @@ const AuditEntry = Type.Object({
   id: Type.Integer(),
   at: Type.String({ format: 'date-time' }),
   actor: Type.Union([Type.String(), Type.Null()]),
-  action: Type.String({ description: 'publish, restore, retire or authorize' }),
+  action: Type.String({ description: 'publish, restore, retire, authorize, approve_alias or reject_alias' }),
   tool: Type.Object({ name: Type.String(), version: Type.Union([Type.String(), Type.Null()]) }),
   decision: Type.Union([Type.Enum(['allow', 'deny']), Type.Null()]),
   reasons: Type.Union([Type.Array(Type.Unknown()), Type.Null()]),
@@ -28,7 +28,7 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
         querystring: Type.Object({
           limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
           before: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only entries with a smaller id (pagination)' })),
-          action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize'])),
+          action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize', 'approve_alias', 'reject_alias'])),
           tool: Type.Optional(Type.String({ maxLength: 64 })),
         }),
         response: { 200: Type.Object({ entries: Type.Array(AuditEntry), next_before: Type.Union([Type.Integer(), Type.Null()]) }), ...errorResponses(400, 401, 403) },

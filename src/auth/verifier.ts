@@ -33,21 +33,33 @@ export function algorithmsForKey(key: KeyObject): string[] {
 // RFC 6750: every 401 for a presented token names the problem in WWW-Authenticate.
 const INVALID_TOKEN = { 'www-authenticate': 'Bearer error="invalid_token"' };
 
+/**
+ * Claims become database keys: a string with an unpaired surrogate has no UTF-8 form, and drivers
+ * replace it with U+FFFD, so `org\ud800`, `org\udfff` and `org\ufffd` would name one tenant.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function wellFormed(claim: string, value: string): string {
+  if (LONE_SURROGATE.test(value)) throw new AppError('unauthorized', `token claim '${claim}' is not well-formed Unicode (it has an unpaired surrogate)`, [], INVALID_TOKEN);
+  return value;
+}
+
 /** Tenant and scopes from verified claims; scopes may be a space-separated string or an array. */
 export function principalFromClaims(payload: JWTPayload, tenantClaim: string, scopeClaim: string): Principal {
   const tenant = payload[tenantClaim];
   if (typeof tenant !== 'string' || tenant.trim() === '') {
     throw new AppError('unauthorized', `token has no '${tenantClaim}' claim naming the tenant`, [], INVALID_TOKEN);
   }
+  wellFormed(tenantClaim, tenant);
   // The default claim name reads both conventions (OAuth `scope`, Azure-style `scp`).
   const claims = scopeClaim === 'scope' ? ['scope', 'scp'] : [scopeClaim];
   const scopes = new Set<string>();
   for (const claim of claims) {
     const value = payload[claim];
     const list = typeof value === 'string' ? value.split(/\s+/) : Array.isArray(value) ? value : [];
-    for (const scope of list) if (typeof scope === 'string' && scope !== '') scopes.add(scope);
+    for (const scope of list) if (typeof scope === 'string' && scope !== '') scopes.add(wellFormed(claim, scope));
   }
-  return { tenant, subject: typeof payload.sub === 'string' ? payload.sub : null, scopes: [...scopes].sort() };
+  return { tenant, subject: typeof payload.sub === 'string' ? wellFormed('sub', payload.sub) : null, scopes: [...scopes].sort() };
 }
 
 function describeJoseError(error: unknown): string {

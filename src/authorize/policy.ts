@@ -63,7 +63,34 @@ export function resolvePointer(document: unknown, pointer: string): unknown {
   return current;
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * Structural equality of JSON values: objects equal when they have the same keys with equal
+ * values, whatever the key order (stored documents do not keep the publisher's order, and callers
+ * choose theirs); arrays element by element. Iterative, so hostile nesting cannot overflow the stack.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  const pending: [unknown, unknown][] = [[a, b]];
+  while (pending.length > 0) {
+    const [x, y] = pending.pop()!;
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    if (Array.isArray(x) && Array.isArray(y)) {
+      if (x.length !== y.length) return false;
+      x.forEach((item, i) => pending.push([item, y[i]]));
+      continue;
+    }
+    const xo = x as Record<string, unknown>;
+    const yo = y as Record<string, unknown>;
+    const keys = Object.keys(xo);
+    if (keys.length !== Object.keys(yo).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(yo, key)) return false;
+      pending.push([xo[key], yo[key]]);
+    }
+  }
+  return true;
+}
 
 function holds(condition: PolicyCondition, args: unknown): boolean {
   const value = resolvePointer(args, condition.pointer);
@@ -73,13 +100,13 @@ function holds(condition: PolicyCondition, args: unknown): boolean {
     case 'missing':
       return value === MISSING;
     case 'eq':
-      return value !== MISSING && sameJson(value, condition.value);
+      return value !== MISSING && jsonEqual(value, condition.value);
     case 'ne':
-      return value === MISSING || !sameJson(value, condition.value);
+      return value === MISSING || !jsonEqual(value, condition.value);
     case 'in':
-      return value !== MISSING && (condition.value as unknown[]).some((v) => sameJson(v, value));
+      return value !== MISSING && (condition.value as unknown[]).some((v) => jsonEqual(v, value));
     case 'not_in':
-      return value === MISSING || !(condition.value as unknown[]).some((v) => sameJson(v, value));
+      return value === MISSING || !(condition.value as unknown[]).some((v) => jsonEqual(v, value));
     case 'gt':
       return typeof value === 'number' && value > (condition.value as number);
     case 'gte':

@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { discoveryLog, tools } from '../db/schema.js';
+import type { CitedDiscovery } from '../learning/rules.js';
 import type { PolicyRule } from './policy.js';
 
 /** The columns a decision needs: read fresh for every call, one primary-key lookup. */
@@ -33,11 +34,14 @@ export async function findForDecision(executor: Executor, tenantId: string, name
   return row ? { ...row, policy: row.policy ?? [] } : undefined;
 }
 
-/** The query and shortlist of one of the tenant's discoveries (never another tenant's). */
-export async function findDiscovery(executor: Executor, tenantId: string, id: string): Promise<{ query: string; names: string[] } | undefined> {
-  const rows = await rowsOf<{ query: string; shortlist: { name: string }[] }>(
-    executor.execute(sql`select query, shortlist from ${discoveryLog} where id = ${id} and tenant_id = ${tenantId}`),
+/**
+ * One of the tenant's discoveries as the log has it, only when `subject` made it: a discovery is
+ * evidence about its own caller's search, never another caller's (nor another tenant's).
+ */
+export async function findOwnDiscovery(executor: Executor, tenantId: string, subject: string, id: string): Promise<CitedDiscovery | undefined> {
+  const rows = await rowsOf<{ query: string; shortlist: { name: string }[]; filters: Record<string, unknown> | null; search_mode: string }>(
+    executor.execute(sql`select query, shortlist, filters, search_mode from ${discoveryLog} where id = ${id} and tenant_id = ${tenantId} and subject = ${subject}`),
   );
   const row = rows[0];
-  return row ? { query: row.query, names: row.shortlist.map((t) => t.name) } : undefined;
+  return row ? { query: row.query, names: row.shortlist.map((t) => t.name), filters: row.filters, searchMode: row.search_mode } : undefined;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { errorResponses, ToolName } from '../http/schemas.js';
+import { rejectDuplicateKeys } from '../http/strict-json.js';
 import type { AuthorizeInput, AuthorizeService } from './service.js';
 
 const AuthorizeBody = Type.Object(
@@ -28,6 +29,9 @@ const AuthorizeResponse = Type.Object({
 
 /** POST /v1/authorize: the gateway's check before executing a tool call. */
 export default async function authorizeRoutes(app: FastifyInstance, options: { authorize: AuthorizeService }): Promise<void> {
+  // The gateway executes the arguments it sent with its own parser: they must mean to every parser
+  // what they meant to the check (no duplicate keys, no number that JSON.parse rounds).
+  rejectDuplicateKeys(app, { exactNumbers: true });
   app.post(
     '/v1/authorize',
     {

@@ -4,11 +4,12 @@ import { appendAudit } from '../audit/repository.js';
 import { holdsAll, type Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
-import { countCall, recordMiss, refreshLearnedText } from '../learning/repository.js';
+import { countCall, teach } from '../learning/repository.js';
+import { unlearnable } from '../learning/rules.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
-import { findDiscovery, findForDecision, type ToolForDecision } from './repository.js';
+import { findForDecision, findOwnDiscovery, type ToolForDecision } from './repository.js';
 
 export interface AuthorizeInput {
   tool: string;
@@ -37,6 +38,9 @@ export const MAX_ARGUMENT_DEPTH = 64;
 /** Fails closed for a stored schema that no longer compiles (e.g. a pattern now refused as unsafe). */
 const uncheckable: CompiledValidator = () => [{ pointer: '/', message: "the tool's parameter schema cannot be checked; the publisher must republish the tool" }];
 
+/** Learning settings plus the legs discovery ranks with by default (a miss counts only against those). */
+export type AuthorizeLearning = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
+
 /** Called once per decision (metrics). */
 export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
 
@@ -51,7 +55,7 @@ export class AuthorizeService {
 
   constructor(
     private readonly db: Db,
-    private readonly learning: Config['learning'],
+    private readonly learning: AuthorizeLearning,
     private readonly onDecision: DecisionListener = () => undefined,
     /** Called after a learned alias changed a tool's card (to re-embed it). */
     private readonly onLearned: () => void = () => undefined,
@@ -129,12 +133,15 @@ export class AuthorizeService {
       });
       if (!allowed) return;
       await countCall(tx, row.id, principal.tenant);
-      if (!this.learning.enabled || input.discovery_id === undefined) return;
-      const discovery = await findDiscovery(tx, principal.tenant, input.discovery_id);
-      if (!discovery || discovery.names.includes(row.name)) return;
-      await recordMiss(tx, row.id, principal.tenant, discovery.query);
-      await refreshLearnedText(tx, row.id, this.learning);
-      learned = true;
+      // Learning needs a subject to count: anonymous callers cannot teach.
+      if (!this.learning.enabled || input.discovery_id === undefined || principal.subject === null) return;
+      const discovery = await findOwnDiscovery(tx, principal.tenant, principal.subject, input.discovery_id);
+      if (!discovery || unlearnable(discovery, row.name, this.learning.defaultMode) !== undefined) return;
+      learned = await teach(
+        tx,
+        { toolId: row.id, tenantId: principal.tenant, query: discovery.query, subject: principal.subject, discoveryId: input.discovery_id },
+        this.learning,
+      );
     });
     if (learned) this.onLearned();
   }

@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
+import { lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -111,9 +112,17 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
 
 /** Opens the embedded PGlite database in `dataDir` (`memory://` for an ephemeral one). */
 export async function openPglite(dataDir: string): Promise<Database> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir, extensions: { vector } });
-  return fromPglite(client);
+  if (dataDir.startsWith('memory://')) return fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
+  mkdirSync(dataDir, { recursive: true });
+  // One process per folder: a second one would split the database (src/db/data-dir-lock.ts).
+  const lock = lockDataDir(dataDir);
+  try {
+    const database = fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
+    return { ...database, close: () => database.close().finally(() => lock.release()) };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /** Wraps an already open PGlite instance (tests clone one migrated database per file). */

@@ -30,6 +30,9 @@ async function readMigrations(dir: string): Promise<Migration[]> {
 export async function migrate(database: Database, dir: string = MIGRATIONS_DIR): Promise<string[]> {
   const migrations = await readMigrations(dir);
   return database.withMigrationLock(async (session) => {
+    // Deferred triggers (0012's catalog revision) would queue events across the files of this one
+    // transaction, and DDL on a table with pending events fails: fire them as each statement ends.
+    await session.exec('set constraints all immediate');
     await session.exec(`create table if not exists schema_migrations (
       id text primary key, checksum text not null, applied_at timestamptz not null default now())`);
     const applied = new Map(

@@ -120,7 +120,19 @@ export const learnedAliases = pgTable('learned_aliases', {
   misses: integer('misses').notNull(),
   firstSeen: timestamp('first_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   lastSeen: timestamp('last_seen', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  review: text('review', { enum: ['none', 'approved', 'rejected'] }).notNull().default('none'),
+  reviewedBy: text('reviewed_by'),
+  reviewedAt: timestamp('reviewed_at', { withTimezone: true, mode: 'date' }),
 }, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
+
+/** One discovery that taught a learned alias: a discovery counts once, for its own subject. */
+export const learnedAliasVotes = pgTable('learned_alias_votes', {
+  discoveryId: uuid('discovery_id').notNull(),
+  aliasId: bigint('alias_id', { mode: 'number' }).notNull(),
+  tenantId: text('tenant_id').notNull(),
+  subject: text('subject').notNull(),
+  at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.discoveryId, t.tenantId] })]);
 
 export const catalogRevisions = pgTable('catalog_revisions', {
   tenantId: text('tenant_id').primaryKey(),

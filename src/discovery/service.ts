@@ -96,7 +96,7 @@ export class DiscoveryService {
     const filters = input.filters ?? {};
 
     const requested = input.mode ?? 'hybrid';
-    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(query.text) : undefined;
+    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.text) : undefined;
     const searchMode: SearchMode = vector ? requested : 'lexical';
     const embedded = performance.now();
     const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes);

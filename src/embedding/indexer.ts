@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './card-texts.js';
 import type { Embedder } from './provider.js';
-import { saveEmbeddings, staleTools } from './repository.js';
+import { saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
 import { ensureVectorIndex, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
@@ -92,17 +92,23 @@ export class EmbeddingIndexer {
     } while (this.again && !this.stopped);
   }
 
-  /** Embeds one batch of stale tools; returns how many were embedded. */
+  /**
+   * Brings one batch of stale tools up to date; returns how many. Only texts without a current
+   * vector are embedded: a new learned alias or an edited example costs one text, not the tool's
+   * every text (learning must not let callers multiply the embedder's work).
+   */
   private async sweepBatch(): Promise<number> {
-    const batch = await staleTools(this.db, this.embedder.model, this.options.batchSize);
+    const { model } = this.embedder;
+    const batch = await staleTools(this.db, model, this.options.batchSize);
     if (batch.length === 0) return 0;
-    const texts = batch.map(cardEmbeddingTexts);
-    const vectors = await this.embedder.embed(texts.flat());
-    let offset = 0;
+    const known = await vectorsByText(this.db, batch.map((tool) => tool.id), model);
+    const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, hash: textHash(text) })));
+    const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
+    const computed = missing.length > 0 ? await this.embedder.embed(missing) : [];
+    const fresh = new Map(missing.map((text, i) => [text, computed[i]!]));
     for (const [i, tool] of batch.entries()) {
-      const count = texts[i]!.length;
-      await saveEmbeddings(this.db, tool.id, this.embedder.model, tool.stamp, vectors.slice(offset, offset + count));
-      offset += count;
+      const vectors = texts[i]!.map(({ text, hash }) => ({ textHash: hash, vector: known.get(tool.id)?.get(hash) ?? fresh.get(text)! }));
+      await saveEmbeddings(this.db, tool.id, model, tool.stamp, vectors);
     }
     return batch.length;
   }

@@ -11,7 +11,9 @@ export interface QueryEmbeddingStats {
 
 /**
  * Query embeddings through a bounded LRU (per replica) with a time budget: a slow or failing
- * embedder yields `undefined` and discovery falls back to lexical search.
+ * embedder yields `undefined` and discovery falls back to lexical search. Entries are the
+ * tenant's own: a hit (faster, and counted in /metrics) must never tell one tenant that another
+ * asked the same phrase.
  */
 export class QueryEmbeddings {
   readonly stats: QueryEmbeddingStats = { hits: 0, misses: 0, failures: 0 };
@@ -29,9 +31,10 @@ export class QueryEmbeddings {
     return this.embedder.model;
   }
 
-  /** The query's vector, or undefined when the embedder failed or ran out of time. */
-  async embed(query: string): Promise<number[] | undefined> {
-    const cached = this.cache.get(query);
+  /** The query's vector for a tenant, or undefined when the embedder failed or ran out of time. */
+  async embed(tenant: string, query: string): Promise<number[] | undefined> {
+    const key = JSON.stringify([tenant, query]);
+    const cached = this.cache.get(key);
     if (cached) {
       this.stats.hits += 1;
       return cached;
@@ -40,7 +43,7 @@ export class QueryEmbeddings {
     try {
       const [vector] = await withTimeout(this.embedder.embed([query]), this.timeoutMs, 'query embedding');
       if (!vector) throw new Error('embedder returned no vector');
-      this.cache.set(query, vector);
+      this.cache.set(key, vector);
       return vector;
     } catch {
       this.stats.failures += 1;

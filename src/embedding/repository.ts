@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import { sql } from 'drizzle-orm';
 import { toSql } from 'pgvector';
 
@@ -37,28 +39,58 @@ export async function staleTools(db: Db, model: string, limit: number): Promise<
   }));
 }
 
+/** Identity of one embedded text, stored with its vector so unchanged texts are never embedded again. */
+export function textHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/** The current vectors of some tools for `model`, by tool and text hash (vectors from before text hashes have none). */
+export async function vectorsByText(db: Db, toolIds: number[], model: string): Promise<Map<number, Map<string, number[]>>> {
+  const byTool = new Map<number, Map<string, number[]>>();
+  if (toolIds.length === 0) return byTool;
+  const rows = await rowsOf<{ tool_id: number | string; text_hash: string; embedding: string }>(
+    db.execute(sql`
+      select tool_id, text_hash, embedding::text as embedding from tool_embeddings
+      where tool_id = any(${sql.param(toolIds)}::bigint[]) and model = ${model} and text_hash is not null`),
+  );
+  for (const row of rows) {
+    const id = Number(row.tool_id);
+    const known = byTool.get(id) ?? new Map<string, number[]>();
+    known.set(row.text_hash, JSON.parse(row.embedding) as number[]);
+    byTool.set(id, known);
+  }
+  return byTool;
+}
+
+/** One vector to store, with the hash of the text it was computed from. */
+export interface TextVector {
+  textHash: string;
+  vector: number[];
+}
+
 /**
  * Replaces a tool's vectors for `model` in one transaction. Stamped with what the texts came
  * from, so a tool edited meanwhile stays stale and is embedded again.
  */
-export async function saveEmbeddings(db: Db, toolId: number, model: string, stamp: string, vectors: number[][]): Promise<void> {
+export async function saveEmbeddings(db: Db, toolId: number, model: string, stamp: string, vectors: TextVector[]): Promise<void> {
   await db.transaction(async (tx) => {
     // The tool may have been deleted or changed since it was read: only stamp the content we embedded.
     const [current] = await rowsOf<{ stamp: string; tenant_id: string }>(tx.execute(sql`select ${STAMP} as stamp, t.tenant_id from ${tools} t where t.id = ${toolId}`));
     if (!current || current.stamp !== stamp) return;
     await tx.execute(sql`delete from tool_embeddings where tool_id = ${toolId} and model = ${model}`);
-    for (const [ord, vector] of vectors.entries()) {
+    for (const [ord, { textHash: hash, vector }] of vectors.entries()) {
       await tx.execute(sql`
-        insert into tool_embeddings (tenant_id, tool_id, model, ord, dims, content_hash, embedding)
-        values (${current.tenant_id}, ${toolId}, ${model}, ${ord}, ${vector.length}, ${stamp}, ${toSql(vector) as string}::vector)`);
+        insert into tool_embeddings (tenant_id, tool_id, model, ord, dims, content_hash, text_hash, embedding)
+        values (${current.tenant_id}, ${toolId}, ${model}, ${ord}, ${vector.length}, ${stamp}, ${hash}, ${toSql(vector) as string}::vector)`);
     }
   });
 }
 
 /**
- * Marks every vector of `model` stale so the indexer replaces them tool by tool; until it does,
- * the old vectors keep serving (nothing is lost if re-embedding fails half-way).
+ * Marks every vector of `model` stale so the indexer recomputes them tool by tool (forgetting
+ * their text hashes, so none is reused); until it does, the old vectors keep serving (nothing is
+ * lost if re-embedding fails half-way).
  */
 export async function markStale(db: Db, model: string): Promise<void> {
-  await db.execute(sql`update tool_embeddings set content_hash = '' where model = ${model}`);
+  await db.execute(sql`update tool_embeddings set content_hash = '', text_hash = null where model = ${model}`);
 }

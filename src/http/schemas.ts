@@ -48,8 +48,17 @@ export const ToolCard = Type.Object(cardFields, { $id: 'ToolCard' });
 export const LearnedAlias = Type.Object({
   id: Type.Integer(),
   query: Type.String(),
-  misses: Type.Integer(),
-  active: Type.Boolean({ description: 'counts in ranking: seen often enough and not aged out' }),
+  misses: Type.Integer({ description: 'discoveries that taught it, each counted once' }),
+  support: Type.Integer({ description: 'distinct subjects who taught it within the TTL: what counts' }),
+  taught_by: Type.Array(Type.Object({ subject: Type.String(), at: Type.String({ format: 'date-time' }) }), {
+    description: 'who taught it, most recent first (each subject once, with its latest vote)',
+  }),
+  active: Type.Boolean({ description: 'ranks now: enough distinct subjects, not rejected, approved when the tool needs it' }),
+  review: Type.Enum(['not_required', 'pending', 'approved', 'rejected'], {
+    description: 'pending: the tool is high-sensitivity or side-effecting, so the alias ranks only once a publisher approves it',
+  }),
+  reviewed_by: Type.Union([Type.String(), Type.Null()]),
+  reviewed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   first_seen: Type.String({ format: 'date-time' }),
   last_seen: Type.String({ format: 'date-time' }),
 });

@@ -12,29 +12,61 @@ interface Frame {
   index: number;
 }
 
+/** Where a JSON text means different things to different parsers. */
+export interface AmbiguousJson {
+  pointer: string;
+  message: string;
+}
+
 const pointerOf = (frame: Frame | undefined, last?: string): string => {
   const tokens: string[] = last === undefined ? [] : [last];
   for (let f = frame; f?.parent; f = f.parent) tokens.push(f.parent.keys ? f.parent.key : String(f.parent.index));
   return tokens.reverse().map((t) => `/${escapePointer(t)}`).join('');
 };
 
+const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const PARTS = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** A JSON number's exact decimal value as sign, significant digits and exponent ("0" for zero). */
+function decimalOf(literal: string): string {
+  const [, sign, int, frac = '', exp = '0'] = PARTS.exec(literal)!;
+  let digits = `${int}${frac}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  let exponent = BigInt(exp) - BigInt(frac.length);
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += BigInt(digits.length - trimmed.length);
+  digits = trimmed;
+  return `${sign}${digits}e${exponent}`;
+}
+
 /**
- * The JSON pointer of the first repeated key in an object of `text` (which must be valid JSON),
- * keys compared after unescaping. JSON.parse keeps the last of duplicates while other parsers
- * (a gateway, a reviewer's tool) may keep the first: a tool document must mean one thing.
- * Linear and iterative: safe on hostile nesting.
+ * Whether JSON.parse reads this number literal as exactly the value it denotes, up to the
+ * shortest decimal that round-trips: 40.5, 19.99 and 1e3 do; 500.00000000000001 (read as 500),
+ * -1e-400 (-0), 1e400 (Infinity) and 9007199254740993 do not. A gateway parsing with another
+ * library (big decimals, or keeping every digit) would see another number than the one checked.
  */
-export function duplicateKey(text: string): string | undefined {
+export function exactNumber(literal: string): boolean {
+  const value = Number(literal);
+  return Number.isFinite(value) && decimalOf(literal) === decimalOf(String(value).replace('e+', 'e'));
+}
+
+/**
+ * The first place where `text` (which must be valid JSON) is ambiguous: a repeated key in an
+ * object (keys compared after unescaping; JSON.parse keeps the last of duplicates while other
+ * parsers, a gateway or a reviewer's tool, may keep the first) or, with `exactNumbers`, a number
+ * that does not survive parsing exactly. Linear and iterative: safe on hostile nesting.
+ */
+export function ambiguity(text: string, exactNumbers: boolean): AmbiguousJson | undefined {
   let top: Frame | undefined;
   for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
+    const c = text[i]!;
     if (c === '"') {
       let j = i + 1;
       while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
       if (top?.keys && top.expectKey) {
         const raw = text.slice(i, j + 1);
         const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-        if (top.keys.has(key)) return pointerOf(top, key);
+        if (top.keys.has(key)) return { pointer: pointerOf(top, key), message: 'duplicate key: object keys must be unique' };
         top.keys.add(key);
         top.key = key;
         top.expectKey = false;
@@ -47,6 +79,17 @@ export function duplicateKey(text: string): string | undefined {
     } else if (c === ',' && top) {
       if (top.keys) top.expectKey = true;
       else top.index += 1;
+    } else if (exactNumbers && (c === '-' || (c >= '0' && c <= '9'))) {
+      NUMBER.lastIndex = i;
+      const literal = NUMBER.exec(text)![0];
+      if (!exactNumber(literal)) {
+        const shown = literal.length > 40 ? `${literal.slice(0, 40)}…` : literal;
+        return {
+          pointer: top ? pointerOf(top, top.keys ? top.key : String(top.index)) : '',
+          message: `number ${shown} cannot be represented exactly (it would be read as ${Number(literal)}); send fewer digits, or a string`,
+        };
+      }
+      i += literal.length - 1;
     }
   }
   return undefined;
@@ -54,17 +97,19 @@ export function duplicateKey(text: string): string | undefined {
 
 /**
  * Replaces the JSON parser of the routes in `app`'s scope with Fastify's own (prototype
- * poisoning still an error) plus a duplicate-key check answering 400 with the key's pointer.
+ * poisoning still an error) plus a check that the body means one thing to every parser:
+ * duplicate keys, and with `exactNumbers` numbers JSON.parse would round, are a 400 with the
+ * pointer.
  */
-export function rejectDuplicateKeys(app: FastifyInstance): void {
+export function rejectDuplicateKeys(app: FastifyInstance, options: { exactNumbers?: boolean } = {}): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     parse(request, body as string, (error, value) => {
       if (error) return done(error, undefined);
-      const pointer = duplicateKey(body as string);
-      if (pointer === undefined) return done(null, value);
-      done(new AppError('validation_failed', 'request body is invalid', [{ pointer, message: 'duplicate key: object keys must be unique', in: 'body' }]), undefined);
+      const problem = ambiguity(body as string, options.exactNumbers ?? false);
+      if (problem === undefined) return done(null, value);
+      done(new AppError('validation_failed', 'request body is invalid', [{ ...problem, in: 'body' }]), undefined);
     });
   });
 }

@@ -1,15 +1,36 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { learnedAliases } from '../db/schema.js';
 import { refreshTerms } from '../tools/repository.js';
 
-export type LearnedAliasRow = typeof learnedAliases.$inferSelect;
-
 export interface LearningLimits {
-  minMisses: number;
+  /** Distinct subjects who must teach an alias before it ranks. */
+  minSubjects: number;
   maxPerTool: number;
   ttlDays: number;
+  /** Votes one subject may cast per hour in a tenant; beyond, its misses teach nothing. */
+  votesPerHour: number;
+}
+
+/** A learned alias as publishers see it: who taught it, and whether it ranks. */
+export interface LearnedAliasRow {
+  id: number;
+  query: string;
+  /** Discoveries that taught it (each counted once). */
+  misses: number;
+  /** Distinct subjects among its live votes: what counts. */
+  support: number;
+  taughtBy: { subject: string; at: Date }[];
+  review: 'none' | 'approved' | 'rejected';
+  reviewedBy: string | null;
+  reviewedAt: Date | null;
+  /** The tool is high-sensitivity or side-effecting: its aliases rank only once approved. */
+  needsApproval: boolean;
+  /** Part of the tool's index now. */
+  ranks: boolean;
+  firstSeen: Date;
+  lastSeen: Date;
 }
 
 /** Counts one allowed call of a tool. */
@@ -28,34 +49,149 @@ export async function callCounts(executor: Executor, toolIds: number[]): Promise
   return new Map(rows.map((r) => [Number(r.tool_id), Number(r.calls)]));
 }
 
-/** Records that `query` led an agent to this tool although discovery had not offered it. */
-export async function recordMiss(executor: Executor, toolId: number, tenantId: string, query: string): Promise<void> {
-  await executor.execute(sql`
-    insert into learned_aliases (tool_id, tenant_id, query) values (${toolId}, ${tenantId}, ${query})
-    on conflict (tool_id, query, tenant_id) do update set misses = learned_aliases.misses + 1, last_seen = now()`);
+const live = (ttlDays: number) => sql`v.at > now() - make_interval(days => ${ttlDays})`;
+
+/** Distinct subjects among the live votes of the alias row `la`. */
+const supportOf = (ttlDays: number) =>
+  sql`(select count(distinct v.subject) from learned_alias_votes v where v.alias_id = la.id and ${live(ttlDays)})`;
+
+/** Whether the tool row `t` needs a publisher's approval of its learned aliases. */
+const NEEDS_APPROVAL = sql`(t.sensitivity = 'high' or t.side_effects)`;
+
+/**
+ * THE rule for "a learned alias ranks" (README, "Learning from calls"), over alias `la` of tool
+ * `t`: not rejected; taught by at least `minSubjects` distinct subjects within the TTL; and, for a
+ * high-sensitivity or side-effecting tool, approved by a publisher. Applied where learned text is
+ * written into the tool's index (lexical postings and vectors), so discovery needs no rule of its own.
+ */
+const ranks = (limits: LearningLimits) =>
+  sql`(la.review <> 'rejected' and (la.review = 'approved' or not ${NEEDS_APPROVAL}) and ${supportOf(limits.ttlDays)} >= ${limits.minSubjects})`;
+
+/** A miss worth a vote: a subject's own discovery that did not offer the tool it then called. */
+export interface Miss {
+  toolId: number;
+  tenantId: string;
+  query: string;
+  subject: string;
+  discoveryId: string;
 }
 
 /**
- * Recomputes the tool's indexed learned text from its live aliases: seen often enough, not aged
- * out, the most recent `maxPerTool`. Older ones beyond the bound are deleted.
+ * Records a miss as one vote for the query as an alias of the tool, within the subject's hourly
+ * budget; a discovery votes once, and a rejected alias takes no votes. Keeps the tool's aliases
+ * bounded (by support) and re-indexes its learned text when the ranking set changed. Returns
+ * whether it did (the tool then needs new vectors).
  */
-export async function refreshLearnedText(executor: Executor, toolId: number, limits: LearningLimits): Promise<void> {
-  await executor.execute(sql`
-    delete from learned_aliases where tool_id = ${toolId} and id not in (
-      select id from learned_aliases where tool_id = ${toolId} order by last_seen desc, id desc limit ${limits.maxPerTool})`);
-  await executor.execute(sql`
-    update tools set search_learned = coalesce((
-      select string_agg(query, chr(10) order by id) from learned_aliases
-      where tool_id = ${toolId} and misses >= ${limits.minMisses}
-        and last_seen > now() - make_interval(days => ${limits.ttlDays})), '')
-    where id = ${toolId}`);
-  // The learned text is part of the tsvector: the lexical leg reads postings derived from it.
-  await refreshTerms(executor, toolId);
+export async function teach(executor: Executor, miss: Miss, limits: LearningLimits): Promise<boolean> {
+  const [spent] = await rowsOf<{ votes: number }>(
+    executor.execute(sql`
+      select count(*)::int as votes from learned_alias_votes
+      where tenant_id = ${miss.tenantId} and subject = ${miss.subject} and at > now() - interval '1 hour'`),
+  );
+  if ((spent?.votes ?? 0) >= limits.votesPerHour) return false;
+  const used = await rowsOf(executor.execute(sql`select 1 from learned_alias_votes where discovery_id = ${miss.discoveryId}`));
+  if (used.length > 0) return false;
+  const [alias] = await rowsOf<{ id: string | number; review: string }>(
+    executor.execute(sql`
+      insert into learned_aliases (tool_id, tenant_id, query, misses) values (${miss.toolId}, ${miss.tenantId}, ${miss.query}, 0)
+      on conflict (tool_id, query, tenant_id) do update set tool_id = excluded.tool_id
+      returning id, review`),
+  );
+  if (!alias || alias.review === 'rejected') return false;
+  const voted = await rowsOf(
+    executor.execute(sql`
+      insert into learned_alias_votes (discovery_id, alias_id, tenant_id, subject)
+      values (${miss.discoveryId}, ${alias.id}, ${miss.tenantId}, ${miss.subject})
+      on conflict (discovery_id, tenant_id) do nothing returning alias_id`),
+  );
+  if (voted.length === 0) return false;
+  await executor.execute(sql`update learned_aliases set misses = misses + 1, last_seen = now() where id = ${alias.id}`);
+  await evict(executor, miss.toolId, limits);
+  return refreshLearnedText(executor, miss.toolId, limits);
 }
 
-/** A tool's learned aliases, newest first. */
-export async function listLearned(executor: Executor, toolId: number): Promise<LearnedAliasRow[]> {
-  return executor.select().from(learnedAliases).where(eq(learnedAliases.toolId, toolId)).orderBy(desc(learnedAliases.lastSeen), asc(learnedAliases.id));
+/**
+ * Keeps a tool's unrejected aliases within `maxPerTool`, dropping the least supported first
+ * (approved ones last), so a flood of new queries cannot push out an alias many users taught.
+ */
+async function evict(executor: Executor, toolId: number, limits: LearningLimits): Promise<void> {
+  await executor.execute(sql`
+    delete from learned_aliases where id in (
+      select la.id from learned_aliases la
+      where la.tool_id = ${toolId} and la.review <> 'rejected'
+      order by (la.review = 'approved') desc, ${supportOf(limits.ttlDays)} desc, la.last_seen desc, la.id desc
+      offset ${limits.maxPerTool})`);
+}
+
+/**
+ * Writes the tool's ranking aliases into its indexed learned text; returns whether it changed.
+ * Call it in the transaction of anything that can change the rule's outcome (votes, reviews,
+ * expiry, a change of the tool's sensitivity or side effects), then refresh the postings.
+ */
+export async function updateLearnedText(executor: Executor, toolId: number, limits: LearningLimits): Promise<boolean> {
+  const changed = await rowsOf(
+    executor.execute(sql`
+      update tools set search_learned = learned.text
+      from (
+        select coalesce(string_agg(la.query, chr(10) order by la.id), '') as text
+        from learned_aliases la join tools t on t.id = la.tool_id
+        where la.tool_id = ${toolId} and ${ranks(limits)}
+      ) learned
+      where tools.id = ${toolId} and tools.search_learned <> learned.text
+      returning tools.id`),
+  );
+  return changed.length > 0;
+}
+
+/** updateLearnedText, then the postings when the text changed (the lexical leg reads postings). */
+export async function refreshLearnedText(executor: Executor, toolId: number, limits: LearningLimits): Promise<boolean> {
+  const changed = await updateLearnedText(executor, toolId, limits);
+  if (changed) await refreshTerms(executor, toolId);
+  return changed;
+}
+
+/** A tool's learned aliases, newest first, with their teachers and whether each ranks. */
+export async function listLearned(executor: Executor, toolId: number, limits: LearningLimits): Promise<LearnedAliasRow[]> {
+  const rows = await rowsOf<{
+    id: string | number;
+    query: string;
+    misses: number;
+    support: string | number;
+    taught_by: { subject: string; at: string }[];
+    review: LearnedAliasRow['review'];
+    reviewed_by: string | null;
+    reviewed_at: string | Date | null;
+    needs_approval: boolean;
+    ranks: boolean;
+    first_seen: string | Date;
+    last_seen: string | Date;
+  }>(
+    executor.execute(sql`
+      select la.id, la.query, la.misses, la.review, la.reviewed_by, la.reviewed_at, la.first_seen, la.last_seen,
+             ${supportOf(limits.ttlDays)} as support, ${NEEDS_APPROVAL} as needs_approval, ${ranks(limits)} as ranks,
+             coalesce((
+               select jsonb_agg(jsonb_build_object('subject', s.subject, 'at', s.at) order by s.at desc)
+               from (select v.subject, max(v.at) as at from learned_alias_votes v
+                     where v.alias_id = la.id and ${live(limits.ttlDays)} group by v.subject) s
+             ), '[]'::jsonb) as taught_by
+      from learned_aliases la join tools t on t.id = la.tool_id
+      where la.tool_id = ${toolId}
+      order by la.last_seen desc, la.id`),
+  );
+  return rows.map((r) => ({
+    id: Number(r.id),
+    query: r.query,
+    misses: Number(r.misses),
+    support: Number(r.support),
+    taughtBy: r.taught_by.map((v) => ({ subject: v.subject, at: new Date(v.at) })),
+    review: r.review,
+    reviewedBy: r.reviewed_by,
+    reviewedAt: r.reviewed_at === null ? null : new Date(r.reviewed_at),
+    needsApproval: r.needs_approval,
+    ranks: r.ranks,
+    firstSeen: new Date(r.first_seen),
+    lastSeen: new Date(r.last_seen),
+  }));
 }
 
 /** Deletes one learned alias of a tool; false when there was none. */
@@ -67,14 +203,34 @@ export async function deleteLearned(executor: Executor, toolId: number, aliasId:
   return deleted.length > 0;
 }
 
-/** Deletes aliases older than the TTL; returns the tools whose learned text must be refreshed. */
-export async function expireLearned(executor: Executor, ttlDays: number): Promise<number[]> {
-  const rows = await rowsOf<{ tool_id: string | number }>(
-    executor.execute(sql`delete from learned_aliases where last_seen < now() - make_interval(days => ${ttlDays}) returning tool_id`),
-  );
-  return [...new Set(rows.map((r) => Number(r.tool_id)))];
+/** Records a publisher's approval or rejection of one alias of a tool; false when there was none. */
+export async function reviewLearned(executor: Executor, toolId: number, aliasId: number, review: 'approved' | 'rejected', reviewer: string | null): Promise<boolean> {
+  const updated = await executor
+    .update(learnedAliases)
+    .set({ review, reviewedBy: reviewer, reviewedAt: sql`now()` })
+    .where(and(eq(learnedAliases.toolId, toolId), eq(learnedAliases.id, aliasId)))
+    .returning({ id: learnedAliases.id });
+  return updated.length > 0;
 }
 
+/**
+ * Deletes votes older than the TTL, then aliases left without votes (rejected ones are kept, so
+ * they are not taught again); returns the tools whose learned text must be refreshed.
+ */
+export async function expireLearned(executor: Executor, ttlDays: number): Promise<number[]> {
+  const rows = await rowsOf<{ tool_id: string | number }>(
+    executor.execute(sql`
+      with expired as (
+        delete from learned_alias_votes v where not (${live(ttlDays)}) returning v.alias_id
+      )
+      select distinct la.tool_id from learned_aliases la where la.id in (select alias_id from expired)`),
+  );
+  await executor.execute(sql`
+    delete from learned_aliases la
+    where la.review <> 'rejected' and not exists (select 1 from learned_alias_votes v where v.alias_id = la.id)
+      and la.last_seen < now() - make_interval(days => ${ttlDays})`);
+  return rows.map((r) => Number(r.tool_id));
+}
 
 /** Tools agents called although discovery had not offered them, with the queries that led there. */
 export async function missedTools(

@@ -6,17 +6,24 @@ import { errorResponses, LearnedAlias, ToolName } from '../http/schemas.js';
 import type { LearnedAliasRow } from './repository.js';
 import type { LearningService } from './service.js';
 
-/** The wire view of a learned alias. */
-export function learnedAliasView(learning: LearningService, row: LearnedAliasRow) {
+/** The wire view of a learned alias: what it is, who taught it, whether it ranks and why not. */
+export function learnedAliasView(row: LearnedAliasRow) {
   return {
     id: row.id,
     query: row.query,
     misses: row.misses,
-    active: learning.isActive(row),
+    support: row.support,
+    taught_by: row.taughtBy.map((t) => ({ subject: t.subject, at: t.at.toISOString() })),
+    active: row.ranks,
+    review: row.review === 'none' ? (row.needsApproval ? 'pending' : 'not_required') : row.review,
+    reviewed_by: row.reviewedBy,
+    reviewed_at: row.reviewedAt?.toISOString() ?? null,
     first_seen: row.firstSeen.toISOString(),
     last_seen: row.lastSeen.toISOString(),
   };
 }
+
+const AliasParams = Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 /** Learned aliases (list, remove) and the misses report: publishers of the tenant only. */
 export default async function learningRoutes(app: FastifyInstance, options: { learning: LearningService }): Promise<void> {
@@ -36,7 +43,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
     },
     async (request) => {
       const rows = await learning.list(request.principal, (request.params as { name: string }).name);
-      return { learned_aliases: rows.map((row) => learnedAliasView(learning, row)) };
+      return { learned_aliases: rows.map(learnedAliasView) };
     },
   );
 
@@ -47,7 +54,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       schema: {
         summary: 'Remove a learned alias',
         tags: ['learning'],
-        params: Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
+        params: AliasParams,
         response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
       },
     },
@@ -57,6 +64,28 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       return reply.code(204).send();
     },
   );
+
+  for (const [action, review, summary] of [
+    ['approve', 'approved', 'Approve a learned alias: it ranks once enough distinct subjects taught it (needed for high-sensitivity or side-effecting tools)'],
+    ['reject', 'rejected', 'Reject a learned alias: it never ranks and is not learned again'],
+  ] as const) {
+    app.post(
+      `/v1/tools/:name/learned-aliases/:id/${action}`,
+      {
+        onRequest: publish,
+        schema: {
+          summary,
+          tags: ['learning'],
+          params: AliasParams,
+          response: { 200: Type.Object({ learned_alias: LearnedAlias }), ...errorResponses(401, 403, 404) },
+        },
+      },
+      async (request) => {
+        const { name, id } = request.params as { name: string; id: number };
+        return { learned_alias: learnedAliasView(await learning.review(request.principal, name, id, review)) };
+      },
+    );
+  }
 
   app.get(
     '/v1/reports/misses',

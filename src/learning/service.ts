@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 
+import { appendAudit } from '../audit/repository.js';
 import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/client.js';
@@ -8,6 +9,8 @@ import { findTool } from '../tools/repository.js';
 import * as repo from './repository.js';
 
 const HOUR = 60 * 60 * 1000;
+
+const learnedAliasNotFound = (name: string, id: number) => new AppError('not_found', `learned alias ${id} not found for tool '${name}'`);
 
 /**
  * Publishers' view of what the registry learned from calls, and the hourly ageing of learned
@@ -55,12 +58,12 @@ export class LearningService {
 
   async list(principal: Principal, name: string): Promise<repo.LearnedAliasRow[]> {
     const row = await this.publishersTool(principal, name);
-    return repo.listLearned(this.db, row.id);
+    return repo.listLearned(this.db, row.id, this.limits);
   }
 
   /** Lists a tool's learned aliases by id (for a tool the caller already proved it may see). */
   listFor(toolId: number): Promise<repo.LearnedAliasRow[]> {
-    return repo.listLearned(this.db, toolId);
+    return repo.listLearned(this.db, toolId, this.limits);
   }
 
   async remove(principal: Principal, name: string, aliasId: number): Promise<void> {
@@ -70,13 +73,33 @@ export class LearningService {
       if (deleted) await repo.refreshLearnedText(tx, row.id, this.limits);
       return deleted;
     });
-    if (!removed) throw new AppError('not_found', `learned alias ${aliasId} not found for tool '${name}'`);
+    if (!removed) throw learnedAliasNotFound(name, aliasId);
     this.onChanged();
   }
 
-  /** Whether an alias counts in ranking now (seen often enough and not aged out). */
-  isActive(alias: repo.LearnedAliasRow, now = Date.now()): boolean {
-    return alias.misses >= this.limits.minMisses && alias.lastSeen.getTime() > now - this.limits.ttlDays * 24 * HOUR;
+  /**
+   * A publisher approves (the alias may rank once enough subjects taught it) or rejects (it never
+   * ranks and is not taught again) one learned alias; audited. Returns the alias as it is now.
+   */
+  async review(principal: Principal, name: string, aliasId: number, review: 'approved' | 'rejected'): Promise<repo.LearnedAliasRow> {
+    const row = await this.publishersTool(principal, name);
+    const { found, changed } = await this.db.transaction(async (tx) => {
+      if (!(await repo.reviewLearned(tx, row.id, aliasId, review, principal.subject))) return { found: false, changed: false };
+      await appendAudit(tx, {
+        tenantId: principal.tenant,
+        actor: principal.subject,
+        action: review === 'approved' ? 'approve_alias' : 'reject_alias',
+        toolName: row.name,
+        toolVersion: row.version,
+        details: { learned_alias_id: aliasId },
+      });
+      return { found: true, changed: await repo.refreshLearnedText(tx, row.id, this.limits) };
+    });
+    if (!found) throw learnedAliasNotFound(name, aliasId);
+    if (changed) this.onChanged();
+    const alias = (await repo.listLearned(this.db, row.id, this.limits)).find((a) => a.id === aliasId);
+    if (!alias) throw learnedAliasNotFound(name, aliasId);
+    return alias;
   }
 
   report(tenantId: string, sinceDays: number, limit: number) {

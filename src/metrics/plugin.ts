@@ -1,5 +1,9 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+
+import { AppError } from '../errors.js';
 
 import { ServiceMetrics } from './metrics.js';
 
@@ -13,6 +17,15 @@ declare module 'fastify' {
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC); on by default. */
   defaultMetrics?: boolean;
+  /** Bearer token GET /metrics requires (METRICS_TOKEN); absent: public. */
+  token?: string;
+}
+
+/** Whether the request carries `Authorization: Bearer <token>`, compared in constant time. */
+function presents(request: FastifyRequest, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  const given = createHash('sha256').update(match?.[1] ?? '').digest();
+  return match !== null && timingSafeEqual(given, createHash('sha256').update(token).digest());
 }
 
 const DISCOVER_ROUTE = '/v1/discover';
@@ -20,7 +33,8 @@ const started = new WeakMap<FastifyRequest, number>();
 
 /**
  * Prometheus metrics: request duration per route template and status, and `GET /metrics`
- * (unauthenticated, text exposition format). Other parts record through `app.metrics`.
+ * (text exposition format; public unless a token is configured). Other parts record through
+ * `app.metrics`.
  */
 export default fp(
   async (app: FastifyInstance, options: MetricsOptions) => {
@@ -46,7 +60,10 @@ export default fp(
     app.get(
       '/metrics',
       { schema: { summary: 'Prometheus metrics (text exposition format)', tags: ['operations'], security: [], hide: false } },
-      async (_request, reply) => {
+      async (request, reply) => {
+        if (options.token !== undefined && !presents(request, options.token)) {
+          throw new AppError('unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>', [], { 'www-authenticate': 'Bearer' });
+        }
         const body = await metrics.registry.metrics();
         return reply.type(metrics.registry.contentType).send(body);
       },

@@ -20,6 +20,25 @@ export async function findTool(executor: Executor, tenantId: string, name: strin
   return rows[0];
 }
 
+/**
+ * The canonical form names are unique in per tenant (migrations/0013_canonical_tool_names.sql
+ * computes the same into tools.canonical_name): lower case, runs of '-', '.' and '_' as one '_',
+ * trailing separators dropped. `pay_vendor`, `Pay_Vendor`, `pay-vendor` and `pay_vendor.` are one name.
+ */
+const canonicalName = (name: string) => sql`regexp_replace(rtrim(lower(${name}), '._-'), '[._-]+', '_', 'g')`;
+
+/**
+ * The tenant's tool whose name is `name` in canonical form: the one the unique index holds (of
+ * look-alikes registered before the rule, the oldest).
+ */
+export async function findNameClash(executor: Executor, tenantId: string, name: string): Promise<string | undefined> {
+  const rows = await executor
+    .select({ name: tools.name })
+    .from(tools)
+    .where(and(eq(tools.tenantId, tenantId), sql`canonical_name = ${canonicalName(name)} and not canonical_name_legacy`));
+  return rows[0]?.name;
+}
+
 /** A text[] literal built from bound parameters; `array[]::text[]` when empty. */
 function textArray(values: readonly string[]) {
   return sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`;

@@ -44,8 +44,8 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
   const validatorCompiler = compilerFor(new ToolValidator(options.limits));
   const documentBody = toolDocumentSchema(options.limits);
   const publish = app.requireScope(PUBLISH_SCOPE);
-  // A tool document must mean one thing to every parser: duplicate keys are a 400.
-  rejectDuplicateKeys(app);
+  // A tool document must mean one thing to every parser: duplicate keys and rounded numbers are a 400.
+  rejectDuplicateKeys(app, { exactNumbers: true });
 
   app.post(
     '/v1/tools',
@@ -108,7 +108,7 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
       const learned = await options.learning.listFor(row.id);
-      return { ...toView(row), learned_aliases: learned.map((alias) => learnedAliasView(options.learning, alias)) };
+      return { ...toView(row), learned_aliases: learned.map(learnedAliasView) };
     },
   );
 

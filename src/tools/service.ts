@@ -2,7 +2,7 @@ import semver from 'semver';
 
 import { appendAudit } from '../audit/repository.js';
 import { type Principal, isPublisher } from '../auth/principal.js';
-import type { Db, Executor } from '../db/client.js';
+import type { Db, Executor, Tx } from '../db/client.js';
 import type { ToolRow } from '../db/schema.js';
 import { tokenCosts } from '../discovery/tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
@@ -14,6 +14,12 @@ import { etagOf } from './views.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
 export type ToolChangeListener = (row: ToolRow) => void;
+
+/**
+ * Called inside the transaction of a new version, before its postings are rebuilt: derived text
+ * owned elsewhere (learned aliases, whose ranking depends on sensitivity and side effects).
+ */
+export type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
 
 export interface WriteResult {
   row: ToolRow;
@@ -54,6 +60,16 @@ const isUniqueViolation = (error: unknown): boolean => {
   return false;
 };
 
+/** The 409 for a name taken in the tenant, exactly or in canonical form, naming the tool that has it. */
+function nameConflict(name: string, existing: string | undefined): AppError {
+  if (existing === undefined || existing === name) return new AppError('conflict', `tool '${name}' already exists; use PUT /v1/tools/${name} to publish a new version`);
+  return new AppError(
+    'conflict',
+    `tool name '${name}' is too close to the existing tool '${existing}': names are unique per tenant ignoring case, '-', '.', '_' and trailing separators`,
+    [{ pointer: '/name', message: `conflicts with the existing tool '${existing}'` }],
+  );
+}
+
 /** The registry's rules for publishing, reading and retiring tools. */
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
@@ -61,10 +77,12 @@ export class ToolService {
   /**
    * @param db the primary: writes, and a publisher's reads (read-your-own-write after a publish)
    * @param reads other callers' reads and every listing (the read replica when configured)
+   * @param onRewrite runs inside every publish transaction that writes a new row
    */
   constructor(
     private readonly db: Db,
     private readonly reads: Executor = db,
+    private readonly onRewrite: ToolRewriteHook = async () => undefined,
   ) {}
 
   onChange(listener: ToolChangeListener): void {
@@ -80,6 +98,8 @@ export class ToolService {
     let row: ToolRow;
     try {
       row = await this.db.transaction(async (tx) => {
+        const clash = await repo.findNameClash(tx, principal.tenant, doc.name);
+        if (clash !== undefined) throw nameConflict(doc.name, clash);
         const inserted = await repo.insertTool(tx, {
           tenantId: principal.tenant,
           name: doc.name,
@@ -95,9 +115,8 @@ export class ToolService {
         return inserted;
       });
     } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw new AppError('conflict', `tool '${doc.name}' already exists; use PUT /v1/tools/${doc.name} to publish a new version`);
-      }
+      // Two publishes racing past the check: the unique index decides; name the winner if it can be read.
+      if (isUniqueViolation(error)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
       throw error;
     }
     this.notify(row);
@@ -130,6 +149,7 @@ export class ToolService {
         updatedBy: principal.subject,
       });
       if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
+      await this.onRewrite(tx, row);
       // New text or scopes, or a restore: postings exist only for active tools.
       await repo.refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';

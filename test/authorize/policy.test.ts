@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { evaluatePolicy, type PolicyRule, policyRuleProblems, resolvePointer } from '../../src/authorize/policy.js';
+import { evaluatePolicy, jsonEqual, type PolicyRule, policyRuleProblems, resolvePointer } from '../../src/authorize/policy.js';
 
 describe('resolvePointer', () => {
   it('follows RFC 6901 over own properties only', () => {
@@ -57,5 +57,24 @@ describe('policyRuleProblems', () => {
     ]);
     expect(policyRuleProblems({ when: [{ pointer: '/a', op: 'in', value: 3 }], deny: true }, '/p')).toHaveLength(1);
     expect(policyRuleProblems({ when: [{ pointer: '/a', op: 'exists' }], deny: true }, '/p')).toEqual([]);
+  });
+});
+
+describe('jsonEqual', () => {
+  it('compares objects by keys and values whatever their order, arrays by position', () => {
+    expect(jsonEqual({ type: 'user', id: 'root' }, { id: 'root', type: 'user' })).toBe(true);
+    expect(jsonEqual({ a: [1, { b: 2, c: 3 }] }, { a: [1, { c: 3, b: 2 }] })).toBe(true);
+    expect(jsonEqual([1, 2], [2, 1])).toBe(false);
+    expect(jsonEqual({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(jsonEqual({ a: undefined }, { b: undefined })).toBe(false);
+    expect(jsonEqual([], {})).toBe(false);
+    expect(jsonEqual(null, {})).toBe(false);
+    expect(jsonEqual('1', 1)).toBe(false);
+  });
+
+  it('survives hostile nesting', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i += 1) deep = [deep];
+    expect(jsonEqual(deep, deep)).toBe(true);
   });
 });

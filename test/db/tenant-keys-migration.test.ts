@@ -23,9 +23,10 @@ import { PUBLISH, token } from '../helpers/tokens.js';
  * the same engine as the first, so it adds nothing here).
  */
 
-const BEFORE = readdirSync(MIGRATIONS_DIR).filter((f) => /^000[1-6]_.*\.sql$/.test(f)).sort();
+// 0013 (canonical tool names) is independent of 0007 and 0012, and today's tool service needs it.
+const BEFORE = readdirSync(MIGRATIONS_DIR).filter((f) => /^(000[1-6]|0013)_.*\.sql$/.test(f)).sort();
 
-// Beside the tools (registered through the tool service, which 0006 already served): a vector,
+// Beside the tools (registered through the tool service on 0001-0006 and 0013): a vector,
 // usage, a learned alias and a discovery, as the 0006 schema stored them. Beta's usage row
 // carries a stray tenant, which 0007 must realign rather than fail on.
 const SEED = [

@@ -51,9 +51,10 @@ forEachDatabase((db) => {
 
     it('on a learned alias: the query\'s words become searchable', async () => {
       const scopes = ['widgets:admin'];
-      const agent = await token({ tenant, scopes });
       expect(await found('quuxify the gadget', scopes)).toBe(false);
-      for (let i = 0; i < 2; i += 1) {
+      // Three distinct subjects teach it (the default LEARNED_ALIAS_MIN_SUBJECTS) ...
+      for (const sub of ['agent-1', 'agent-2', 'agent-3']) {
+        const agent = await token({ tenant, scopes, sub });
         const offered = await call(ctx.app, 'POST', '/v1/discover', { token: agent, body: { query: 'quuxify the gadget' } });
         const decision = await call(ctx.app, 'POST', '/v1/authorize', {
           token: agent,
@@ -61,6 +62,11 @@ forEachDatabase((db) => {
         });
         expect(decision.json().decision).toBe('allow');
       }
+      // ... and, the tool having side effects, a publisher approves it.
+      expect(await found('quuxify', scopes)).toBe(false);
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      const [alias] = (await call(ctx.app, 'GET', `/v1/tools/${name}/learned-aliases`, { token: publisher })).json<{ learned_aliases: { id: number }[] }>().learned_aliases;
+      expect((await call(ctx.app, 'POST', `/v1/tools/${name}/learned-aliases/${alias!.id}/approve`, { token: publisher })).statusCode).toBe(200);
       expect(await found('quuxify', scopes)).toBe(true);
     });
   });

@@ -9,16 +9,21 @@ import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token } from '../helpers/tokens.js';
 import type { DiscoverResponse } from '../discovery/helpers.js';
 
-const CATALOG: [string, string][] = [
-  ['reconcile_ledger', 'Match general ledger entries against bank statement lines and flag differences.'],
-  ['issue_refund', 'Refund a paid invoice in full or in part.'],
-  ['send_email', 'Send an email message to a recipient.'],
-  ['create_customer', 'Create a customer record in the CRM.'],
-  ['restart_service', 'Restart a service deployment in the cluster.'],
-  ['search_tickets', 'Search support tickets by status or customer.'],
-  ['export_report', 'Export a sales report as a CSV file.'],
-  ['track_freight', 'Track a freight shipment and report its location.'],
+// [name, description, side effects]: aliases of side-effecting tools rank only once a publisher approves them.
+const CATALOG: [string, string, boolean][] = [
+  ['reconcile_ledger', 'Match general ledger entries against bank statement lines and flag differences.', false],
+  ['issue_refund', 'Refund a paid invoice in full or in part.', true],
+  ['send_email', 'Send an email message to a recipient.', true],
+  ['create_customer', 'Create a customer record in the CRM.', true],
+  ['restart_service', 'Restart a service deployment in the cluster.', true],
+  ['search_tickets', 'Search support tickets by status or customer.', false],
+  ['export_report', 'Export a sales report as a CSV file.', false],
+  ['track_freight', 'Track a freight shipment and report its location.', false],
 ];
+
+// Each missed request is made and then called by three different users of the tenant (the default
+// LEARNED_ALIAS_MIN_SUBJECTS): one user alone, however often, teaches nothing.
+const USERS = ['user-1', 'user-2', 'user-3'];
 
 // Jargon the cards do not contain: what agents asked, the tool they then called, and paraphrases.
 const CASES = [
@@ -33,16 +38,20 @@ const CASES = [
 describe('learned aliases (local encoder, PGlite in-process)', () => {
   let database: TestDatabase;
   let app: FastifyInstance;
-  const tokens: Record<string, { publisher: string; agent: string }> = {};
+  const tokens: Record<string, { publisher: string; agent: string; users: string[] }> = {};
 
   beforeAll(async () => {
     database = await databaseLegs()[0]!.open();
     app = await buildApp({ ...testDependencies(testConfig(), database.database), embedder: await LocalEmbedder.load() });
     await app.ready();
     for (const tenant of ['learner', 'bystander']) {
-      tokens[tenant] = { publisher: await token({ tenant, scopes: [PUBLISH] }), agent: await token({ tenant, scopes: [], sub: `agent-${tenant}` }) };
-      for (const [name, description] of CATALOG) {
-        const doc = toolDocument({ name, description, summary: undefined, aliases: [], examples: [], tags: [], category: undefined, not_for: undefined, required_scopes: [], policy: undefined });
+      tokens[tenant] = {
+        publisher: await token({ tenant, scopes: [PUBLISH] }),
+        agent: await token({ tenant, scopes: [], sub: `agent-${tenant}` }),
+        users: await Promise.all(USERS.map((sub) => token({ tenant, scopes: [], sub }))),
+      };
+      for (const [name, description, sideEffects] of CATALOG) {
+        const doc = toolDocument({ name, description, summary: undefined, aliases: [], examples: [], tags: [], category: undefined, not_for: undefined, required_scopes: [], policy: undefined, side_effects: sideEffects });
         expect((await call(app, 'POST', '/v1/tools', { token: tokens[tenant]!.publisher, body: doc })).statusCode).toBe(201);
       }
     }
@@ -54,10 +63,13 @@ describe('learned aliases (local encoder, PGlite in-process)', () => {
     await database?.close();
   });
 
-  const discover = async (tenant: string, query: string) => {
-    const response = await call(app, 'POST', '/v1/discover', { token: tokens[tenant]!.agent, body: { query, top_k: 3 } });
+  const discover = async (tenant: string, query: string, as = tokens[tenant]!.agent) => {
+    const response = await call(app, 'POST', '/v1/discover', { token: as, body: { query, top_k: 3 } });
     return response.json<DiscoverResponse>();
   };
+  type Alias = { id: number; query: string; misses: number; support: number; active: boolean; review: string; taught_by: { subject: string }[] };
+  const learnedOf = async (tool: string) =>
+    (await call(app, 'GET', `/v1/tools/${tool}/learned-aliases`, { token: tokens.learner!.publisher })).json<{ learned_aliases: Alias[] }>().learned_aliases;
   const recallAt3 = async (tenant: string) => {
     let hits = 0;
     let total = 0;
@@ -70,32 +82,50 @@ describe('learned aliases (local encoder, PGlite in-process)', () => {
     return hits / total;
   };
 
-  it('turns repeated misses into aliases that paraphrases find, in that tenant only', async () => {
+  const miss = async (tenant: string, c: (typeof CASES)[number], as: string) => {
+    const offered = await discover(tenant, c.missed, as);
+    expect(offered.tools.map((t) => t.name)).not.toContain(c.tool);
+    const decision = await call(app, 'POST', '/v1/authorize', {
+      token: as,
+      body: { tool: c.tool, arguments: { invoice_id: 'x' }, discovery_id: offered.discovery_id },
+    });
+    expect(decision.json().decision).toBe('allow');
+  };
+
+  it('turns misses by three users into aliases that paraphrases find (after approval for side-effecting tools), in that tenant only', async () => {
     const before = await recallAt3('learner');
-    for (const c of CASES) {
-      for (let i = 0; i < 2; i += 1) {
-        const offered = await discover('learner', c.missed);
-        expect(offered.tools.map((t) => t.name)).not.toContain(c.tool);
-        const decision = await call(app, 'POST', '/v1/authorize', {
-          token: tokens.learner!.agent,
-          body: { tool: c.tool, arguments: { invoice_id: 'x' }, discovery_id: offered.discovery_id },
-        });
-        expect(decision.json().decision).toBe('allow');
-      }
-    }
+    // One user, however often, teaches nothing.
+    const [first, ...others] = tokens.learner!.users;
+    for (const c of CASES) for (let i = 0; i < 3; i += 1) await miss('learner', c, first!);
+    await app.indexer?.flush();
+    const oneUser = await recallAt3('learner');
+    for (const c of CASES) for (const user of others) await miss('learner', c, user);
+    await app.indexer?.flush();
+    const threeUsers = await recallAt3('learner');
+    // restart_service has side effects: its alias waits for a publisher's approval.
+    const pending = (await learnedOf('restart_service')).find((a) => a.query === 'kick the checkout pods')!;
+    expect(pending).toMatchObject({ misses: 5, support: 3, active: false, review: 'pending' });
+    const approved = await call(app, 'POST', `/v1/tools/restart_service/learned-aliases/${pending.id}/approve`, { token: tokens.learner!.publisher });
+    expect(approved.json().learned_alias).toMatchObject({ active: true, review: 'approved' });
     await app.indexer?.flush();
     const after = await recallAt3('learner');
     // The figure reported in the closing note: recall@3 of the paraphrases before and after.
-    console.info(`learned-alias paraphrase recall@3: before ${before.toFixed(2)}, after ${after.toFixed(2)}`);
+    console.info(
+      `learned-alias paraphrase recall@3: before ${before.toFixed(2)}, one user x3 ${oneUser.toFixed(2)}, ` +
+        `three users ${threeUsers.toFixed(2)} (side-effecting tool pending), after approval ${after.toFixed(2)}`,
+    );
     expect(before).toBeLessThanOrEqual(0.25);
+    expect(oneUser).toBe(before);
+    expect(threeUsers).toBeGreaterThanOrEqual(0.5);
     expect(after).toBe(1);
     expect(await recallAt3('bystander')).toBe(before);
   });
 
   it('shows learned aliases to publishers only, and lets them remove one', async () => {
     const asPublisher = await call(app, 'GET', '/v1/tools/reconcile_ledger', { token: tokens.learner!.publisher });
-    const learned = asPublisher.json<{ learned_aliases: { id: number; query: string; misses: number; active: boolean }[] }>().learned_aliases;
-    expect(learned).toEqual([expect.objectContaining({ query: 'do the month-end close', misses: 2, active: true })]);
+    const learned = asPublisher.json<{ learned_aliases: Alias[] }>().learned_aliases;
+    expect(learned).toEqual([expect.objectContaining({ query: 'do the month-end close', misses: 5, support: 3, active: true, review: 'not_required' })]);
+    expect(learned[0]!.taught_by.map((t) => t.subject).sort()).toEqual(USERS);
     const asAgent = await call(app, 'GET', '/v1/tools/reconcile_ledger', { token: tokens.learner!.agent });
     expect(asAgent.json()).not.toHaveProperty('learned_aliases');
     const bystander = await call(app, 'GET', '/v1/tools/reconcile_ledger', { token: tokens.bystander!.publisher });

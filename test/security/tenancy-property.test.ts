@@ -47,7 +47,7 @@ const withoutRequestId = (body: string) => body.replace(/"request_id":"[^"]*"/, 
  */
 forEachDatabase((db) => {
   describe('tenancy and scope property, every endpoint', () => {
-    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), { LEARNED_ALIAS_MIN_MISSES: '1' });
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), { LEARNED_ALIAS_MIN_SUBJECTS: '2' });
 
     it('never returns or acts on a tool the caller may not see, and hides existence', async () => {
       await fc.assert(

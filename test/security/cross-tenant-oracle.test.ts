@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+
+import { call } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
+import { HashingEmbedder } from '../helpers/embedders.js';
+import { token, uniqueTenant } from '../helpers/tokens.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
+
+const cacheCount = (metrics: string, result: 'hit' | 'miss') =>
+  Number(new RegExp(`tool_registry_query_embedding_cache_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1] ?? Number.NaN);
+
+/**
+ * The query-embedding cache is no oracle across tenants (issue 13, finding 5): one tenant cannot
+ * learn, from /metrics or from latency, whether another asked an exact phrase. And /metrics can
+ * be closed with METRICS_TOKEN.
+ */
+forEachDatabase((db) => {
+  describe('query embedding cache across tenants', () => {
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder());
+
+    it("a phrase another tenant asked is a miss for this tenant, a hit only for the one who asked", async () => {
+      const victim = await token({ tenant: uniqueTenant('victim') });
+      const spy = await token({ tenant: uniqueTenant('spy') });
+      const phrase = 'merge the acquisition payroll ledgers before the announcement';
+      const discover = (tk: string) => call(ctx.app, 'POST', '/v1/discover', { token: tk, body: { query: phrase } });
+      const counters = async () => {
+        const text = (await call(ctx.app, 'GET', '/metrics')).body;
+        return { hit: cacheCount(text, 'hit'), miss: cacheCount(text, 'miss') };
+      };
+      expect((await discover(victim)).statusCode).toBe(200);
+      const before = await counters();
+      expect((await discover(spy)).statusCode).toBe(200);
+      const after = await counters();
+      expect(after).toEqual({ hit: before.hit, miss: before.miss + 1 });
+      await discover(victim);
+      expect((await counters()).hit).toBe(before.hit + 1);
+    });
+  });
+
+  describe('METRICS_TOKEN', () => {
+    const secret = 'metrics-token-0123456789';
+    const ctx = useDiscoveryApp(db, () => undefined, { METRICS_TOKEN: secret });
+
+    it('closes /metrics to callers without the token', async () => {
+      for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: `Basic ${secret}` }] as Record<string, string>[]) {
+        const res = await call(ctx.app, 'GET', '/metrics', { headers });
+        expect(res.statusCode).toBe(401);
+        expect(res.json().error.code).toBe('unauthorized');
+      }
+      const ok = await call(ctx.app, 'GET', '/metrics', { headers: { authorization: `Bearer ${secret}` } });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.body).toContain('tool_registry_http_request_duration_seconds');
+    });
+  });
+});
