@@ -17,6 +17,7 @@ import { DiscoveryService } from './discovery/service.js';
 import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
+import { indexStatus } from './embedding/repository.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
@@ -29,6 +30,7 @@ import learningRoutes from './learning/routes.js';
 import { LearningService } from './learning/service.js';
 import toolRoutes from './tools/routes.js';
 import { ToolService } from './tools/service.js';
+import { TokenCostBackfill } from './tools/token-backfill.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
 
@@ -120,6 +122,9 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     () => indexer?.notify(),
   );
   app.addHook('onReady', async () => learning.start());
+  const tokenBackfill = new TokenCostBackfill(db, app.log);
+  app.addHook('onReady', async () => tokenBackfill.start());
+  app.addHook('preClose', async () => tokenBackfill.stop());
   app.addHook('onClose', async () => learning.stop());
   tools.onChange((row) => {
     catalogStats.invalidate(row.tenantId);
@@ -142,7 +147,10 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   });
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
-    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits });
+    const embedder = deps.embedder;
+    // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
+    const toolIndexStatus = embedder ? (toolId: number) => indexStatus(db, toolId, embedder.model) : async () => 'indexed' as const;
+    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits, indexStatus: toolIndexStatus });
     await api.register(discoveryRoutes, { discovery });
     await api.register(authorizeRoutes, { authorize });
     await api.register(auditRoutes);

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './card-texts.js';
 import type { Embedder } from './provider.js';
-import { saveEmbeddings, staleTools } from './repository.js';
+import { recordFailures, saveEmbeddings, staleTools } from './repository.js';
 import { ensureVectorIndex, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
@@ -97,7 +97,14 @@ export class EmbeddingIndexer {
     const batch = await staleTools(this.db, this.embedder.model, this.options.batchSize);
     if (batch.length === 0) return 0;
     const texts = batch.map(cardEmbeddingTexts);
-    const vectors = await this.embedder.embed(texts.flat());
+    let vectors: number[][];
+    try {
+      vectors = await this.embedder.embed(texts.flat());
+    } catch (error) {
+      // Publishers see it as index_status "failed" until a retry succeeds.
+      await recordFailures(this.db, batch, this.embedder.model, (error as Error).message).catch(() => undefined);
+      throw error;
+    }
     let offset = 0;
     for (const [i, tool] of batch.entries()) {
       const count = texts[i]!.length;

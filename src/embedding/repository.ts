@@ -47,6 +47,7 @@ export async function saveEmbeddings(db: Db, toolId: number, model: string, stam
     const [current] = await rowsOf<{ stamp: string }>(tx.execute(sql`select ${STAMP} as stamp from ${tools} t where t.id = ${toolId}`));
     if (!current || current.stamp !== stamp) return;
     await tx.execute(sql`delete from tool_embeddings where tool_id = ${toolId} and model = ${model}`);
+    await tx.execute(sql`delete from embedding_failures where tool_id = ${toolId} and model = ${model}`);
     for (const [ord, vector] of vectors.entries()) {
       await tx.execute(sql`
         insert into tool_embeddings (tool_id, model, ord, dims, content_hash, embedding)
@@ -61,4 +62,32 @@ export async function saveEmbeddings(db: Db, toolId: number, model: string, stam
  */
 export async function markStale(db: Db, model: string): Promise<void> {
   await db.execute(sql`update tool_embeddings set content_hash = '' where model = ${model}`);
+}
+
+/** Records that embedding these tools' current content with `model` failed (the last attempt wins). */
+export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'stamp'>[], model: string, error: string): Promise<void> {
+  if (failed.length === 0) return;
+  const message = error.slice(0, 500);
+  await db.transaction(async (tx) => {
+    for (const tool of failed) {
+      await tx.execute(sql`
+        insert into embedding_failures (tool_id, model, stamp, error) values (${tool.id}, ${model}, ${tool.stamp}, ${message})
+        on conflict (tool_id, model) do update set stamp = excluded.stamp, error = excluded.error, failed_at = now()`);
+    }
+  });
+}
+
+/** Whether a tool is searchable by meaning with `model`: its vectors are current, pending, or their last attempt failed. */
+export type IndexStatus = 'pending' | 'indexed' | 'failed';
+
+/** The index status of one tool for `model` (one indexed lookup per table). */
+export async function indexStatus(db: Db, toolId: number, model: string): Promise<IndexStatus> {
+  const [row] = await rowsOf<{ current: boolean | null; failed: boolean | null }>(
+    db.execute(sql`
+    select (select e.content_hash = ${STAMP} from tool_embeddings e where e.tool_id = t.id and e.model = ${model} and e.ord = 0) as current,
+           (select f.stamp = ${STAMP} from embedding_failures f where f.tool_id = t.id and f.model = ${model}) as failed
+    from ${tools} t where t.id = ${toolId}`),
+  );
+  if (row?.current) return 'indexed';
+  return row?.failed ? 'failed' : 'pending';
 }

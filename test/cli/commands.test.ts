@@ -70,7 +70,7 @@ describe('discover output', () => {
         score: 0.7142,
         card: {
           name: 'terminate_batch_process', version: '1.0.0', status: 'active', summary: 'Stop a stuck batch job.', not_for: null, aliases: [], examples: [], tags: [],
-          category: 'devops', required_scopes: ['devops:admin'], sensitivity: 'high', side_effects: true, tokens: { openai: 120, anthropic: 110, mcp: 140, raw: 100 }, updated_at: '2026-01-01T00:00:00.000Z',
+          category: 'devops', required_scopes: ['devops:admin'], sensitivity: 'high', side_effects: true, tokens: { openai: 120, 'openai-responses': 118, anthropic: 110, gemini: 112, mcp: 140, raw: 100 }, updated_at: '2026-01-01T00:00:00.000Z',
         },
         schema: { type: 'function', function: { name: 'terminate_batch_process' } },
       },
