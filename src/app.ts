@@ -24,6 +24,7 @@ import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import learningRoutes from './learning/routes.js';
@@ -156,7 +157,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(auditRoutes);
     await api.register(learningRoutes, { learning });
   });
-  await app.register(mcpRoutes, { discovery, tools });
+  await app.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });
+  await app.register(resourceMetadataRoutes, { oauth: deps.config.oauth });
   await app.register(uiRoutes);
   return app;
 }

@@ -16,9 +16,15 @@ const NEGATIVE_LEAD = /^(not for|not to be used|do not|don't|never|avoid)\b/i;
  * not to pick a tool that overlaps another.
  */
 export function modelDescription(tool: Pick<RenderableTool, 'description' | 'not_for'>): string {
-  const notFor = tool.not_for?.trim();
-  if (!notFor) return tool.description;
-  return `${tool.description}\n\n${NEGATIVE_LEAD.test(notFor) ? notFor : `Not for: ${notFor}`}`;
+  const guidance = notForSentence(tool.not_for);
+  return guidance ? `${tool.description}\n\n${guidance}` : tool.description;
+}
+
+/** `not_for` as a sentence that reads as negative guidance ("Not for: ..." unless it already says so). */
+export function notForSentence(notFor: string | null | undefined): string | undefined {
+  const text = notFor?.trim();
+  if (!text) return undefined;
+  return NEGATIVE_LEAD.test(text) ? text : `Not for: ${text}`;
 }
 
 type McpAnnotations = { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
