@@ -1,5 +1,5 @@
-import type { FetchLike } from '../client/http.js';
-import { RegistryClient } from '../client/index.js';
+import type { FetchLike } from '../../clients/typescript/src/http.js';
+import { RegistryClient } from '../../clients/typescript/src/index.js';
 
 /**
  * Where the CLI reads and writes: the process by default, buffers in tests. Commands never touch
