@@ -3,6 +3,7 @@ import { toSql } from 'pgvector';
 
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
+import type { IndexStatus } from '../tools/views.js';
 import type { EmbeddableCard } from './card-texts.js';
 
 export interface StaleTool extends EmbeddableCard {
@@ -76,9 +77,6 @@ export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'sta
     }
   });
 }
-
-/** Whether a tool is searchable by meaning with `model`: its vectors are current, pending, or their last attempt failed. */
-export type IndexStatus = 'pending' | 'indexed' | 'failed';
 
 /** The index status of one tool for `model` (one indexed lookup per table). */
 export async function indexStatus(db: Db, toolId: number, model: string): Promise<IndexStatus> {

@@ -10,10 +10,9 @@ import { learnedAliasView } from '../learning/routes.js';
 import type { LearningService } from '../learning/service.js';
 import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
 import type { ToolRow } from '../db/schema.js';
-import type { IndexStatus } from '../embedding/repository.js';
 import { type ToolService, type WriteOutcome } from './service.js';
 import { ToolValidator } from './validation.js';
-import { etagOf, toCard, toView } from './views.js';
+import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
