@@ -2,8 +2,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Config } from '../config.js';
-import { statusOf } from '../errors.js';
-import { toAppError } from '../http/error-handler.js';
+import { AppError } from '../errors.js';
+import { sendError, toAppError } from '../http/error-handler.js';
 import { mcpChallenge } from './resource-metadata.js';
 import { createMcpServer, type McpServices } from './server.js';
 
@@ -22,34 +22,29 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 
 const methodNotAllowed = rpcError(JSON_RPC.serverError, 'Method not allowed: this endpoint is stateless, use POST');
 
-/** Which JSON-RPC error a failure before the MCP handler becomes (body parsing, limits, rate limits). */
-function rpcCodeOf(error: FastifyError, status: number): number {
-  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError) return JSON_RPC.parseError;
-  if (status >= 500) return JSON_RPC.internalError;
-  return status === 400 || status === 413 || status === 415 ? JSON_RPC.invalidRequest : JSON_RPC.serverError;
+/** A body that is not JSON at all: JSON-RPC's parse error, not an HTTP-level problem. */
+function isParseError(error: FastifyError): boolean {
+  return error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError;
 }
 
 /**
  * /mcp: the MCP streamable HTTP transport, stateless (a server and transport per request, no
  * session state to share between replicas). The same bearer-token hook as the API guards it: a
  * request without a valid token gets the contract's 401 with an RFC 9728 `WWW-Authenticate`
- * challenge pointing at the protected-resource metadata. Every other failure is a JSON-RPC error
- * (-32700 for malformed JSON); batches are refused (MCP removed them), so one request is one call
- * and the rate limit counts every call.
+ * challenge pointing at the protected-resource metadata. A body that is not JSON is JSON-RPC's
+ * -32700 and a batch is -32600 (MCP removed batches), so one request is one call and the rate
+ * limit counts every call; HTTP-level failures (429, 413, 415) keep the contract's error body.
  */
 export default async function mcpRoutes(app: FastifyInstance, services: McpServices & { oauth: Config['oauth'] }): Promise<void> {
   app.addHook('onRequest', app.authenticate);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isParseError(error)) return reply.code(400).send(rpcError(JSON_RPC.parseError, `Parse error: ${error.message}`));
     const appError = toAppError(error);
-    const status = statusOf[appError.code];
-    if (status >= 500) request.log.error({ err: error }, 'MCP request failed');
-    if (appError.code === 'unauthorized') {
-      const challenge = mcpChallenge(request, services.oauth, request.headers.authorization !== undefined);
-      return reply.code(401).headers({ ...appError.headers, 'www-authenticate': challenge })
-        .send({ error: { code: appError.code, message: appError.message, details: appError.details, request_id: String(request.id) } });
-    }
-    return reply.code(status).headers(appError.headers).send(rpcError(rpcCodeOf(error, status), status >= 500 ? 'Internal error' : appError.message));
+    if (appError.statusCode >= 500) request.log.error({ err: error }, 'MCP request failed');
+    if (appError.code !== 'unauthorized') return sendError(request, reply, appError);
+    const challenge = mcpChallenge(request, services.oauth, request.headers.authorization !== undefined);
+    return sendError(request, reply, new AppError(appError.code, appError.message, appError.details, { ...appError.headers, 'www-authenticate': challenge }));
   });
 
   app.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
