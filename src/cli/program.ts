@@ -281,7 +281,7 @@ export function createProgram(io: CliIo, state: State): Command {
       .description('ask the registry which tools fit a request and pretty-print the shortlist with scores')
       .argument('<query>', 'the request, in the user\'s words')
       .option('-k, --top-k <n>', 'shortlist size (1-10)', integer(1, 10), 3)
-      .addOption(new Option('--format <format>', 'schema format').choices(['openai', 'anthropic', 'mcp', 'raw']).default('openai'))
+      .addOption(new Option('--format <format>', 'schema format').choices(['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw']).default('openai'))
       .addOption(new Option('--mode <mode>', 'retrieval legs').choices(['hybrid', 'lexical', 'vector']).default('hybrid'))
       .option('--category <category>', 'only tools of this category')
       .option('--tags <tags>', 'only tools with any of these tags (comma separated)')
