@@ -36,7 +36,7 @@ function importedMcp(tool: RenderableTool): { title?: string; annotations: McpAn
   const { title, annotations } = xMcp as { title?: unknown; annotations?: unknown };
   const raw = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>) : {};
   const picked: McpAnnotations = {};
-  for (const hint of ['idempotentHint', 'openWorldHint'] as const) if (typeof raw[hint] === 'boolean') picked[hint] = raw[hint];
+  for (const hint of ['destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof raw[hint] === 'boolean') picked[hint] = raw[hint];
   if (typeof raw.title === 'string' && raw.title.trim() !== '') picked.title = raw.title.trim();
   return { ...(typeof title === 'string' && title.trim() !== '' ? { title: title.trim() } : {}), annotations: picked };
 }
@@ -59,8 +59,10 @@ function mcpTool(tool: RenderableTool, description: string): Record<string, unkn
     ...(tool.returns ? { outputSchema: tool.returns } : {}),
     annotations: {
       title,
+      // The registry's side_effects decides read-only; an imported tool's own destructiveHint is
+      // kept (a tool with side effects need not be destructive), else MCP's default (true).
       readOnlyHint: !tool.side_effects,
-      destructiveHint: tool.side_effects,
+      destructiveHint: tool.side_effects && (imported.annotations.destructiveHint ?? true),
       ...(imported.annotations.idempotentHint === undefined ? {} : { idempotentHint: imported.annotations.idempotentHint }),
       ...(imported.annotations.openWorldHint === undefined ? {} : { openWorldHint: imported.annotations.openWorldHint }),
     },

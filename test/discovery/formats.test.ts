@@ -52,10 +52,11 @@ describe('renderTool', () => {
   });
 
   it('keeps imported MCP hints and title in the mcp format', () => {
-    const imported = { ...tool, extensions: { 'x-mcp': { tool: 'refund', title: 'Refund invoice', annotations: { idempotentHint: true, openWorldHint: false, destructiveHint: true } } } };
+    const imported = { ...tool, extensions: { 'x-mcp': { tool: 'refund', title: 'Refund invoice', annotations: { idempotentHint: true, openWorldHint: false, destructiveHint: false } } } };
     const rendered = renderTool(imported, 'mcp');
     expect(rendered.title).toBe('Refund invoice');
-    expect(rendered.annotations).toEqual({ title: 'Refund invoice', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
+    // Side effects, but the server said not destructive: that is kept.
+    expect(rendered.annotations).toEqual({ title: 'Refund invoice', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
   });
 
   it('sets OpenAI strict only for schemas strict mode accepts unchanged', () => {
