@@ -27,6 +27,8 @@ const OPERATION_IDS: Record<string, string> = {
   'get /healthz': 'health',
   'get /readyz': 'ready',
   'get /metrics': 'metrics',
+  'get /.well-known/oauth-protected-resource': 'getProtectedResourceMetadata',
+  'get /.well-known/oauth-protected-resource/mcp': 'getMcpProtectedResourceMetadata',
 };
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
