@@ -11,6 +11,8 @@ export interface LoadedDocument {
   source: string;
   document?: ToolDocument;
   error?: string;
+  /** Changes made to the document before pushing, with their reasons (import-mcp). */
+  notes?: string[];
 }
 
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml']);

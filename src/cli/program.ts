@@ -271,7 +271,7 @@ export function createProgram(io: CliIo, state: State): Command {
         io.stdout(`wrote ${documents.length} documents to ${flags.out}\n`);
         return;
       }
-      await pushAndReport(io, state, flags, mapped.map((m, i) => ({ source: `mcp:${tools[i]!.name}`, document: m.document })));
+      await pushAndReport(io, state, flags, mapped.map((m, i) => ({ source: `mcp:${tools[i]!.name}`, document: m.document, notes: m.notes })));
     },
   );
 

@@ -28,6 +28,8 @@ export interface PushOutcome {
   error?: { status: number; code: string; message: string; details: { pointer: string; message: string }[] };
   /** After `--wait`: whether the pushed tool became searchable by meaning. */
   index_status?: IndexStatus;
+  /** What was changed in the document before pushing, and why (import-mcp's repairs). */
+  notes?: string[];
 }
 
 export interface PushOptions {
@@ -118,6 +120,7 @@ export async function pushAll(client: RegistryClient, loaded: LoadedDocument[], 
           };
         }
       }
+      if (item.notes && item.notes.length > 0) outcomes[i] = { ...outcomes[i]!, notes: item.notes };
       done += 1;
       options.onProgress?.(done, loaded.length);
     }

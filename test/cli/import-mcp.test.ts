@@ -114,6 +114,15 @@ describe('tool-registry import-mcp (stdio fixture server, PGlite in-process)', (
     expect(found.tools[0]?.schema.annotations).toEqual({ title: 'Export report', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
   });
 
+  it('lists each tool\'s repairs in the --json outcome', async () => {
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant()) };
+    const run = await cli(['import-mcp', '--command', COMMAND, '--dry-run', '--json'], env);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcomes: { name: string; action: string; notes?: string[] }[] };
+    expect(report.outcomes.find((o) => o.name === 'add_note')).toMatchObject({ action: 'would create', notes: ["described required parameter 'body'"] });
+    expect(report.outcomes.find((o) => o.name === 'lookup_customer')).not.toHaveProperty('notes');
+  });
+
   it('needs exactly one of --command and --url', async () => {
     const run = await cli(['import-mcp'], {});
     expect(run.code).toBe(2);
