@@ -32,7 +32,7 @@ function withConnection(command: Command): Command {
     .option('--registry <url>', `registry base URL (env REGISTRY_URL, default ${DEFAULT_REGISTRY_URL})`)
     .option('--token <jwt>', 'bearer token (env REGISTRY_TOKEN)')
     .option('--timeout <ms>', 'per-request timeout in ms', integer(0, 600_000))
-    .option('--retries <n>', 'retries on 503 and network errors', integer(0, 10));
+    .option('--retries <n>', 'retries on 408, 429, 5xx and network errors', integer(0, 10));
 }
 
 /** A problem found by a command itself (printed without a stack), with its exit code. */
