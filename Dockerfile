@@ -18,6 +18,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
+# The CLI (push, import-mcp, discover) runs the TypeScript SDK from its source.
+COPY clients/typescript/src ./clients/typescript/src
 COPY migrations ./migrations
 COPY openapi ./openapi
 RUN mkdir -p /data && chown node:node /data

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'bench-results/', 'eval-results/', 'test-results/', 'src/ui/public/'] },
+  { ignores: ['node_modules/', 'clients/typescript/dist/', 'bench-results/', 'eval-results/', 'test-results/', 'src/ui/public/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

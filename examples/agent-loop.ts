@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url';
 
-import { type AuthorizeResponse, type DiscoveredToolResult, RegistryClient } from 'tool-registry/client';
+import { type AuthorizeResponse, type DiscoveredTool, RegistryClient } from '../clients/typescript/src/index.js';
 
 /** What the stand-in model decided: which tool, with which arguments. */
 export interface ToolCall {
@@ -50,10 +50,10 @@ function valueFor(name: string, schema: JsonSchema, request: string): unknown {
  * The deterministic stand-in for the model: takes the best-ranked tool and fills every required
  * parameter from the request. A real runtime sends the shortlist's schemas to the model instead.
  */
-export function pickTool(request: string, shortlist: DiscoveredToolResult[]): ToolCall | undefined {
+export function pickTool(request: string, shortlist: DiscoveredTool<'openai'>[]): ToolCall | undefined {
   const best = shortlist[0];
   if (!best) return undefined;
-  const parameters = (best.schema.function as { parameters?: JsonSchema } | undefined)?.parameters ?? {};
+  const parameters = best.schema.function.parameters as JsonSchema;
   const args: Record<string, unknown> = {};
   for (const name of parameters.required ?? []) args[name] = valueFor(name, parameters.properties?.[name] ?? {}, request);
   return { tool: best.name, version: best.version, arguments: args };

@@ -18,6 +18,7 @@ import { DiscoveryService } from './discovery/service.js';
 import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
+import { indexStatus } from './embedding/repository.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
@@ -25,6 +26,7 @@ import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import { updateLearnedText } from './learning/repository.js';
@@ -32,6 +34,7 @@ import learningRoutes from './learning/routes.js';
 import { LearningService } from './learning/service.js';
 import toolRoutes from './tools/routes.js';
 import { ToolService } from './tools/service.js';
+import { TokenCostBackfill } from './tools/token-backfill.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
 
@@ -135,6 +138,9 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     () => indexer?.notify(),
   );
   app.addHook('onReady', async () => learning.start());
+  const tokenBackfill = new TokenCostBackfill(db, app.log);
+  app.addHook('onReady', async () => tokenBackfill.start());
+  app.addHook('preClose', async () => tokenBackfill.stop());
   app.addHook('onClose', async () => learning.stop());
   // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
   tools.onChange(() => indexer?.notify());
@@ -155,13 +161,17 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   });
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
-    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits });
+    const embedder = deps.embedder;
+    // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
+    const toolIndexStatus = embedder ? (toolId: number) => indexStatus(db, toolId, embedder.model) : async () => 'indexed' as const;
+    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits, indexStatus: toolIndexStatus });
     await api.register(discoveryRoutes, { discovery });
     await api.register(authorizeRoutes, { authorize });
     await api.register(auditRoutes);
     await api.register(learningRoutes, { learning });
   });
-  await app.register(mcpRoutes, { discovery, tools });
+  await app.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });
+  await app.register(resourceMetadataRoutes, { oauth: deps.config.oauth });
   await app.register(uiRoutes);
   return app;
 }

@@ -58,6 +58,10 @@ const EnvSchema = Type.Object({
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7E]+$' })),
   // Comma-separated browser origins allowed by CORS ('*' for any); unset: same-origin only.
   CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
+  // The service's external base URL (behind a proxy); unset: taken from each request's Host.
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
+  // Comma-separated OAuth authorization servers that issue tokens for this service (RFC 9728).
+  OAUTH_AUTHORIZATION_SERVERS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -118,6 +122,13 @@ export interface Config {
   cors: { origins: string[] };
   /** Bearer token required by GET /metrics; undefined: public. */
   metricsToken: string | undefined;
+  /** OAuth protected-resource metadata (RFC 9728) for MCP clients. */
+  oauth: {
+    /** External base URL without a trailing slash; undefined: derived from the request. */
+    publicUrl: string | undefined;
+    /** Issuers of tokens for this service: OAUTH_AUTHORIZATION_SERVERS, else JWT_ISSUER when it is a URL. */
+    authorizationServers: string[];
+  };
 }
 
 /** The read replica (DATABASE_READ_URL) and how it is watched. */
@@ -231,7 +242,21 @@ function toConfig(env: Env): Config {
     },
     cors: { origins: corsOrigins(env.CORS_ORIGINS) },
     metricsToken: env.METRICS_TOKEN,
+    oauth: {
+      publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ''),
+      authorizationServers: authorizationServers(env.OAUTH_AUTHORIZATION_SERVERS, env.JWT_ISSUER),
+    },
   };
+}
+
+/** Parses OAUTH_AUTHORIZATION_SERVERS (absolute http(s) URLs), defaulting to a URL-shaped JWT_ISSUER. */
+function authorizationServers(value: string | undefined, issuer: string | undefined): string[] {
+  if (value === undefined) return issuer !== undefined && /^https?:\/\/\S+$/.test(issuer) ? [issuer] : [];
+  const servers = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const server of servers) {
+    if (!/^https?:\/\/[^\s,]+$/.test(server)) throw new ConfigError(`OAUTH_AUTHORIZATION_SERVERS: '${server}' is not an http(s) URL`);
+  }
+  return servers;
 }
 
 /** Parses CORS_ORIGINS: exact origins (scheme://host[:port]) or a lone '*'. */

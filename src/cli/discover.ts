@@ -1,4 +1,4 @@
-import type { DiscoverResponse } from '../client/index.js';
+import type { DiscoverResponse } from '../../clients/typescript/src/index.js';
 import { renderTable } from './table.js';
 
 /** Human-readable shortlist: ranked table with scores, then search mode and token economics. */

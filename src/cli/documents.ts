@@ -3,7 +3,7 @@ import { extname, join, relative } from 'node:path';
 
 import { parseAllDocuments } from 'yaml';
 
-import type { ToolDocument } from '../client/index.js';
+import type { ToolDocument } from '../../clients/typescript/src/index.js';
 
 /** One tool document read from disk, or why it could not be read. */
 export interface LoadedDocument {
@@ -11,6 +11,8 @@ export interface LoadedDocument {
   source: string;
   document?: ToolDocument;
   error?: string;
+  /** Changes made to the document before pushing, with their reasons (import-mcp). */
+  notes?: string[];
 }
 
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml']);

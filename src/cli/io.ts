@@ -1,5 +1,6 @@
-import type { FetchLike } from '../client/http.js';
-import { RegistryClient } from '../client/index.js';
+import type { FetchLike } from '../../clients/typescript/src/http.js';
+import { RegistryClient } from '../../clients/typescript/src/index.js';
+import { VERSION } from '../version.js';
 
 /**
  * Where the CLI reads and writes: the process by default, buffers in tests. Commands never touch
@@ -46,6 +47,6 @@ export function clientFrom(io: CliIo, flags: ConnectionFlags): RegistryClient {
     fetch: io.fetch,
     timeoutMs: flags.timeout,
     retry: flags.retries === undefined ? undefined : { retries: flags.retries },
-    headers: { 'user-agent': 'tool-registry-cli' },
+    userAgent: `tool-registry-cli/${VERSION}`,
   });
 }

@@ -2,9 +2,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
-import type { ToolDocument } from '../client/index.js';
+import type { ToolDocument } from '../../clients/typescript/src/index.js';
+import { ajvFor } from '../tools/json-schema.js';
+import { unknownSchemaKeywords } from '../tools/schema-keywords.js';
 import { VERSION } from '../version.js';
 
 /** Where the MCP server is: a command to spawn (stdio) or a streamable HTTP endpoint. */
@@ -23,7 +25,7 @@ export interface MappingOptions {
   tags?: string[];
   /** Override the sensitivity inferred from annotations. */
   sensitivity?: 'low' | 'medium' | 'high';
-  /** Longest description the registry accepts (longer ones are cut). */
+  /** Longest description the registry accepts (MAX_DESCRIPTION_LENGTH, default 1024): longer ones are cut, the original kept in `x-mcp.description`. */
   maxDescription?: number;
   /** Leave required parameters without a description as they are (the registry will reject them). */
   strict?: boolean;
@@ -76,9 +78,24 @@ function transportFor(source: McpSource): Transport {
   return new StdioClientTransport({ command, args, env: { ...getDefaultEnvironment(), ...source.env }, cwd: source.cwd, stderr: 'pipe' });
 }
 
+/**
+ * An MCP client declaring the capabilities servers look for (roots, sampling, elicitation): some
+ * servers list tools only to clients that have them. It answers their requests as a client
+ * without a user or a model would: no roots, sampling refused, elicitation declined.
+ */
+export function importClient(): Client {
+  const client = new Client({ name: 'tool-registry-import', version: VERSION }, { capabilities: { roots: { listChanged: false }, sampling: {}, elicitation: {} } });
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
+  client.setRequestHandler(CreateMessageRequestSchema, () => {
+    throw new McpError(ErrorCode.InvalidRequest, 'tool-registry import-mcp only lists tools: it has no model to sample');
+  });
+  client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'decline' as const }));
+  return client;
+}
+
 /** Connects to an MCP server and lists all its tools, following `nextCursor` through every page. */
 export async function listMcpTools(source: McpSource): Promise<{ server: { name: string; version: string } | undefined; tools: Tool[] }> {
-  const client = new Client({ name: 'tool-registry-import', version: VERSION });
+  const client = importClient();
   await client.connect(transportFor(source));
   try {
     const tools: Tool[] = [];
@@ -111,10 +128,45 @@ function humanize(name: string): string {
   return `The ${words}.`;
 }
 
+/** Resolves a JSON pointer below `root` to its parent object and last key. */
+function parentOf(root: Record<string, unknown>, pointer: string, prefix: string): { parent: Record<string, unknown>; key: string } | undefined {
+  const tokens = pointer.slice(prefix.length).split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const key = tokens.pop();
+  let node: unknown = root;
+  for (const token of tokens) node = (node as Record<string, unknown> | undefined)?.[token];
+  return key !== undefined && typeof node === 'object' && node !== null ? { parent: node as Record<string, unknown>, key } : undefined;
+}
+
+/**
+ * Makes a schema registrable without changing what it validates: keywords the registry does not
+ * know (they validate nothing) are kept as `x-` annotations; unknown formats (annotations too)
+ * are dropped. Every repair is noted with its pointer.
+ */
+export function repairSchema(schema: Record<string, unknown>, prefix: string, notes: string[]): void {
+  const ajv = ajvFor(schema);
+  if (!ajv) {
+    notes.push(`${prefix}: dropped unsupported $schema ${JSON.stringify(schema.$schema)} (validated as draft 2020-12)`);
+    delete schema.$schema;
+  }
+  for (const { pointer } of unknownSchemaKeywords(schema, prefix, ajvFor(schema)!)) {
+    const at = parentOf(schema, pointer, prefix);
+    if (!at) continue;
+    if (at.key === 'format') {
+      notes.push(`${pointer}: dropped unknown format ${JSON.stringify(at.parent.format)}`);
+      delete at.parent.format;
+    } else {
+      notes.push(`${pointer}: unknown keyword kept as x-${at.key}`);
+      at.parent[`x-${at.key}`] = at.parent[at.key];
+      delete at.parent[at.key];
+    }
+  }
+}
+
 /** Copies the input schema, describing required parameters that lack one (unless strict). */
 function parametersOf(tool: Tool, strict: boolean, notes: string[]): Record<string, unknown> {
   const schema = structuredClone(tool.inputSchema) as Record<string, unknown>;
   if (schema.type === undefined) schema.type = 'object';
+  repairSchema(schema, '/parameters', notes);
   const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
   if (!strict) {
@@ -141,11 +193,13 @@ export function mapMcpTool(tool: Tool, options: MappingOptions): MappedTool {
   const destructive = annotations.destructiveHint === true;
   const sideEffects = destructive || !readOnly;
   const max = options.maxDescription ?? 1024;
-  let description = (tool.description ?? '').trim() || (tool.title ?? annotations.title ?? '').trim() || humanize(tool.name);
+  const original = (tool.description ?? '').trim() || (tool.title ?? annotations.title ?? '').trim() || humanize(tool.name);
+  let description = original;
   if (description.length > max) {
     description = `${description.slice(0, max - 1).trimEnd()}…`;
-    notes.push(`description cut to ${max} characters`);
+    notes.push(`description cut from ${original.length} to ${max} characters (--max-description; the original is kept in x-mcp.description)`);
   }
+  if (!tool.description?.trim()) notes.push('the server gave no description: used the title or the name');
   const title = (tool.title ?? annotations.title)?.trim();
   const scopes = options.scopes ?? [];
   let sensitivity = options.sensitivity ?? (destructive ? 'medium' : 'low');
@@ -153,8 +207,15 @@ export function mapMcpTool(tool: Tool, options: MappingOptions): MappedTool {
     sensitivity = 'medium';
     notes.push('sensitivity high needs --scopes; used medium');
   }
+  const name = registryName(options.prefix ?? '', tool.name);
+  if (name !== `${options.prefix ?? ''}${tool.name}`) notes.push(`renamed from '${tool.name}': registry names are [a-zA-Z][a-zA-Z0-9_.-]{0,63}`);
+  let returns: Record<string, unknown> | undefined;
+  if (tool.outputSchema) {
+    returns = structuredClone(tool.outputSchema) as Record<string, unknown>;
+    repairSchema(returns, '/returns', notes);
+  }
   const document: ToolDocument = {
-    name: registryName(options.prefix ?? '', tool.name),
+    name,
     version: options.version,
     description,
     ...(options.category ? { category: options.category } : {}),
@@ -163,8 +224,8 @@ export function mapMcpTool(tool: Tool, options: MappingOptions): MappedTool {
     sensitivity,
     side_effects: sideEffects,
     parameters: parametersOf(tool, options.strict ?? false, notes),
-    ...(tool.outputSchema ? { returns: structuredClone(tool.outputSchema) as Record<string, unknown> } : {}),
-    'x-mcp': { server: options.serverName ?? null, tool: tool.name, ...(title ? { title } : {}), annotations },
+    ...(returns ? { returns } : {}),
+    'x-mcp': { server: options.serverName ?? null, tool: tool.name, ...(title ? { title } : {}), annotations, ...(description !== original ? { description: original } : {}) },
   };
   return { document, notes };
 }

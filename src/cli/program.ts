@@ -5,15 +5,16 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import semver from 'semver';
 import { stringify as toYaml } from 'yaml';
 
-import { RegistryError } from '../client/index.js';
-import type { SchemaFormat, SearchMode } from '../client/index.js';
+import { RegistryError } from '../../clients/typescript/src/index.js';
+import { EXIT, exitCodeFor, exitCodeOf, type ExitCode } from './exit-codes.js';
+import type { SchemaFormat, SearchMode } from '../../clients/typescript/src/index.js';
 import { VERSION } from '../version.js';
 import { benchUnavailable, runBench } from './bench.js';
 import { formatDiscovery } from './discover.js';
 import { loadDocuments } from './documents.js';
 import { type CliIo, clientFrom, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
 import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
-import { progressBar, pushAll, pushSummary, type PushOutcome } from './push.js';
+import { progressBar, pushAll, pushSummary, pushTotals, type PushOutcome, waitForIndexing } from './push.js';
 
 /** Documents at or above this count get a progress bar (on a terminal). */
 const PROGRESS_THRESHOLD = 10;
@@ -31,32 +32,79 @@ function withConnection(command: Command): Command {
     .option('--registry <url>', `registry base URL (env REGISTRY_URL, default ${DEFAULT_REGISTRY_URL})`)
     .option('--token <jwt>', 'bearer token (env REGISTRY_TOKEN)')
     .option('--timeout <ms>', 'per-request timeout in ms', integer(0, 600_000))
-    .option('--retries <n>', 'retries on 503 and network errors', integer(0, 10));
+    .option('--retries <n>', 'retries on 408, 429, 5xx and network errors', integer(0, 10));
 }
 
-/** A usage problem found by a command itself (printed without a stack, exit 1). */
+/** A problem found by a command itself (printed without a stack), with its exit code. */
 export class CliError extends Error {
   override readonly name = 'CliError';
+
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.usage,
+  ) {
+    super(message);
+  }
 }
 
 interface State {
   exitCode: number;
 }
 
-/** Pushes loaded documents with a progress bar on long runs, prints the summary, sets the exit code. */
-async function pushAndReport(io: CliIo, state: State, flags: ConnectionFlags & { dryRun?: boolean; progress: boolean; concurrency?: number }, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<PushOutcome[]> {
+/** Flags of every command that pushes documents (push, import-mcp). */
+interface PushFlags extends ConnectionFlags {
+  dryRun?: boolean;
+  progress: boolean;
+  concurrency?: number;
+  json?: boolean;
+  wait?: boolean;
+  waitTimeout: number;
+  allowEmpty?: boolean;
+}
+
+function withPushOptions(command: Command): Command {
+  return command
+    .option('--dry-run', 'ask the registry what would change (its dry-run API: validation, conflicts, versions, If-Match), change nothing')
+    .option('--json', 'print the outcome as JSON on stdout (no table, no progress bar)')
+    .option('--wait', 'after pushing, wait until every pushed tool is indexed (searchable by meaning)')
+    .option('--wait-timeout <seconds>', 'give up waiting after this long', integer(1, 86_400), 120)
+    .option('--allow-empty', 'succeed when there is no document to push (default: exit 2)')
+    .option('--no-progress', 'no progress bar');
+}
+
+/** The exit code of a finished push: auth > refused documents > registry away > not indexed. */
+function pushExitCode(outcomes: PushOutcome[], authFailure: boolean): ExitCode {
+  if (authFailure) return EXIT.auth;
+  const failed = outcomes.filter((o) => o.action === 'failed');
+  if (failed.some((o) => !o.error || exitCodeFor(o.error.status, o.error.code) === EXIT.rejected)) return EXIT.rejected;
+  if (failed.length > 0) return EXIT.unavailable;
+  if (outcomes.some((o) => o.index_status !== undefined && o.index_status !== 'indexed')) return EXIT.notIndexed;
+  return EXIT.ok;
+}
+
+/** Pushes loaded documents with a progress bar on long runs, prints the outcome, sets the exit code. */
+async function pushAndReport(io: CliIo, state: State, flags: PushFlags, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<PushOutcome[]> {
+  if (loaded.length === 0 && !flags.allowEmpty) throw new CliError('no tool documents found (pass --allow-empty when that is expected)');
   const client = clientFrom(io, flags);
   // Fail once, clearly, when the registry is unreachable, rather than once per document.
   await client.health();
-  const bar = progressBar(flags.progress && io.interactive && loaded.length >= PROGRESS_THRESHOLD, loaded.length);
-  let outcomes: PushOutcome[];
+  const bar = progressBar(!flags.json && flags.progress && io.interactive && loaded.length >= PROGRESS_THRESHOLD, loaded.length);
+  let result: Awaited<ReturnType<typeof pushAll>>;
   try {
-    outcomes = await pushAll(client, loaded, { dryRun: flags.dryRun, concurrency: flags.concurrency, onProgress: (done) => bar.update(done) });
+    result = await pushAll(client, loaded, { dryRun: flags.dryRun, concurrency: flags.concurrency, onProgress: (done) => bar.update(done) });
   } finally {
     bar.stop();
   }
-  io.stdout(pushSummary(outcomes));
-  if (outcomes.some((o) => o.action === 'failed')) state.exitCode = 1;
+  const { outcomes, authFailure } = result;
+  if (flags.wait && !flags.dryRun && !authFailure) await waitForIndexing(client, outcomes, flags.waitTimeout * 1000);
+  state.exitCode = pushExitCode(outcomes, authFailure !== undefined);
+  if (flags.json) {
+    const report = { dry_run: flags.dryRun ?? false, exit_code: state.exitCode, totals: pushTotals(outcomes), outcomes, ...(authFailure ? { error: authFailure.error.describe() } : {}) };
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    io.stdout(pushSummary(outcomes));
+  }
+  if (authFailure) io.stderr(`error: ${authFailure.error.describe()}\nstopped at the first authentication failure: check the token and its registry:publish scope\n`);
   return outcomes;
 }
 
@@ -150,13 +198,16 @@ export function createProgram(io: CliIo, state: State): Command {
       .command('push')
       .description('register or update tools from JSON/YAML files or folders, idempotently (what CI runs at deploy time)')
       .argument('<paths...>', 'files or folders (.json, .yaml, .yml; one document, an array, or several YAML documents per file)')
-      .option('--dry-run', 'compare with the registry and report what would change, change nothing')
-      .option('--concurrency <n>', 'documents in flight at once', integer(1, 32), 4)
-      .option('--no-progress', 'no progress bar')
-      .addHelpText('after', '\nUnchanged tools are skipped, new ones POSTed, changed ones PUT with If-Match on the ETag just read.\nExits 1 when any document fails.'),
-  ).action(async (paths: string[], flags: ConnectionFlags & { dryRun?: boolean; concurrency: number; progress: boolean }) => {
+      .option('--concurrency <n>', 'documents in flight at once', integer(1, 32), 4),
+  );
+  withPushOptions(program.commands.at(-1)!)
+    .addHelpText(
+      'after',
+      '\nNew tools are POSTed; for existing ones the registry is asked (dry-run PUT) what would change: unchanged ones are skipped,\nchanged ones PUT with If-Match on the ETag just read.\nExit codes: 0 done, 1 a document was refused or unreadable, 2 usage error or no documents, 3 token refused (stops at once),\n4 registry unreachable or unavailable, 5 --wait ended before every pushed tool was indexed.',
+    )
+    .action(async (paths: string[], flags: PushFlags & { concurrency: number }) => {
     await pushAndReport(io, state, flags, await loadDocuments(paths));
-  });
+    });
 
   withConnection(
     program
@@ -174,16 +225,20 @@ export function createProgram(io: CliIo, state: State): Command {
       .option('--tags <tags>', 'extra tags (comma separated); "mcp" is always added')
       .addOption(new Option('--sensitivity <level>', 'override the sensitivity inferred from annotations').choices(['low', 'medium', 'high']))
       .option('--strict', 'do not fill in missing descriptions of required parameters')
-      .option('--out <file>', 'write the documents to this .json/.yaml file instead of pushing')
-      .option('--dry-run', 'compare with the registry, change nothing')
-      .option('--no-progress', 'no progress bar')
-      .addHelpText('after', '\nMapping: name -> prefix+name, description, inputSchema -> parameters, outputSchema -> returns,\nreadOnlyHint -> side_effects false, destructiveHint -> side_effects true (and sensitivity medium).'),
-  ).action(
+      .option('--max-description <n>', 'the registry\'s MAX_DESCRIPTION_LENGTH: longer descriptions are cut (the original kept in x-mcp)', integer(16, 100_000), 1024)
+      .option('--out <file>', 'write the documents to this .json/.yaml file instead of pushing'),
+  );
+  withPushOptions(program.commands.at(-1)!)
+    .addHelpText(
+      'after',
+      '\nMapping: name -> prefix+name, description, inputSchema -> parameters, outputSchema -> returns,\nreadOnlyHint -> side_effects false, destructiveHint -> side_effects true (and sensitivity medium);\nthe original name, title and every annotation are kept in x-mcp (the mcp format renders them back).\nEvery change made to a tool is listed on stderr with its reason. Exit codes as for push.',
+    )
+    .action(
     async (
       flags: ConnectionFlags & {
         command?: string; url?: string; header?: string[]; env?: string[]; cwd?: string; prefix: string; scopes?: string; version?: string;
-        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; strict?: boolean; out?: string; dryRun?: boolean; progress: boolean;
-      },
+        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; strict?: boolean; out?: string; maxDescription: number;
+      } & PushFlags,
     ) => {
       if (Boolean(flags.command) === Boolean(flags.url)) throw new CliError('give exactly one of --command (stdio) or --url (streamable HTTP)');
       if (flags.version !== undefined && !semver.valid(flags.version)) throw new CliError(`--version ${flags.version} is not semver`);
@@ -202,10 +257,13 @@ export function createProgram(io: CliIo, state: State): Command {
           tags: words(flags.tags),
           sensitivity: flags.sensitivity,
           strict: flags.strict,
+          maxDescription: flags.maxDescription,
           serverName: server?.name,
         }),
       );
-      for (const { document, notes } of mapped) for (const note of notes) io.stderr(`  ${document.name}: ${note}\n`);
+      const changed = mapped.filter((m) => m.notes.length > 0);
+      if (changed.length > 0) io.stderr(`changed ${changed.length} of ${mapped.length} tools so the registry accepts them:\n`);
+      for (const { document, notes } of changed) for (const note of notes) io.stderr(`  ${document.name}: ${note}\n`);
       if (flags.out) {
         const documents = mapped.map((m) => m.document);
         const text = /\.ya?ml$/i.test(extname(flags.out)) ? toYaml(documents) : `${JSON.stringify(documents, null, 2)}\n`;
@@ -213,7 +271,7 @@ export function createProgram(io: CliIo, state: State): Command {
         io.stdout(`wrote ${documents.length} documents to ${flags.out}\n`);
         return;
       }
-      await pushAndReport(io, state, flags, mapped.map((m, i) => ({ source: `mcp:${tools[i]!.name}`, document: m.document })));
+      await pushAndReport(io, state, flags, mapped.map((m, i) => ({ source: `mcp:${tools[i]!.name}`, document: m.document, notes: m.notes })));
     },
   );
 
@@ -223,7 +281,7 @@ export function createProgram(io: CliIo, state: State): Command {
       .description('ask the registry which tools fit a request and pretty-print the shortlist with scores')
       .argument('<query>', 'the request, in the user\'s words')
       .option('-k, --top-k <n>', 'shortlist size (1-10)', integer(1, 10), 3)
-      .addOption(new Option('--format <format>', 'schema format').choices(['openai', 'anthropic', 'mcp', 'raw']).default('openai'))
+      .addOption(new Option('--format <format>', 'schema format').choices(['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw']).default('openai'))
       .addOption(new Option('--mode <mode>', 'retrieval legs').choices(['hybrid', 'lexical', 'vector']).default('hybrid'))
       .option('--category <category>', 'only tools of this category')
       .option('--tags <tags>', 'only tools with any of these tags (comma separated)')
@@ -260,9 +318,13 @@ export async function runCli(argv: string[], overrides: Partial<CliIo> = {}): Pr
     await createProgram(io, state).parseAsync(argv, { from: 'user' });
     return state.exitCode;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode;
-    if (error instanceof RegistryError) io.stderr(`error: ${error.describe()}\n`);
-    else io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    // Help and --version exit 0; every other command-line problem is a usage error.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (error instanceof RegistryError) {
+      io.stderr(`error: ${error.describe()}\n`);
+      return exitCodeOf(error);
+    }
+    io.stderr(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return error instanceof CliError ? error.exitCode : EXIT.rejected;
   }
 }

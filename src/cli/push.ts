@@ -1,10 +1,19 @@
 import { SingleBar } from 'cli-progress';
 
-import { documentChanges, type RegistryClient, RegistryError, type ToolDocument } from '../client/index.js';
+import { type IndexStatus, type RegistryClient, RegistryError, type ToolDocument } from '../../clients/typescript/src/index.js';
 import type { LoadedDocument } from './documents.js';
 import { renderTable } from './table.js';
 
-export type PushAction = 'created' | 'updated' | 'unchanged' | 'failed' | 'would create' | 'would update';
+export type PushAction =
+  | 'created'
+  | 'updated'
+  | 'restored'
+  | 'unchanged'
+  | 'failed'
+  | 'skipped'
+  | 'would create'
+  | 'would update'
+  | 'would restore';
 
 /** What happened to one document. */
 export interface PushOutcome {
@@ -13,15 +22,28 @@ export interface PushOutcome {
   action: PushAction;
   version: string;
   detail: string;
+  /** Top-level fields the push changed (or would change). */
+  changes?: string[];
+  /** The registry's error, when it refused the document. */
+  error?: { status: number; code: string; message: string; details: { pointer: string; message: string }[] };
+  /** After `--wait`: whether the pushed tool became searchable by meaning. */
+  index_status?: IndexStatus;
+  /** What was changed in the document before pushing, and why (import-mcp's repairs). */
+  notes?: string[];
 }
 
 export interface PushOptions {
-  /** Compare only; change nothing. */
+  /** Ask the registry what would happen (its dry-run API); change nothing. */
   dryRun?: boolean;
   /** Documents in flight at once (default 4). */
   concurrency?: number;
   /** Called after each document (progress bars). */
   onProgress?: (done: number, total: number) => void;
+}
+
+/** Set when the registry refused the token: the remaining documents are not attempted. */
+export class AuthFailure {
+  constructor(readonly error: RegistryError) {}
 }
 
 function describeError(error: unknown): string {
@@ -32,32 +54,43 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+const WOULD: Record<'created' | 'updated' | 'restored', PushAction> = { created: 'would create', updated: 'would update', restored: 'would restore' };
+
 /**
- * Publishes one document idempotently: GET the current tool; POST when absent; skip when the
- * content is unchanged (canonical comparison); else PUT with If-Match on the ETag just read.
- * A PUT that returns the same revision (the service found nothing to change) counts as unchanged.
+ * Publishes one document idempotently. GET the current tool: when absent, POST (or its dry run);
+ * when present, ask the registry with a dry-run PUT (If-Match on the ETag just read) what a PUT
+ * would do, so the registry's own rules (version, conflicts, validation) decide: unchanged stops
+ * there, a dry run reports the plan, else the PUT follows with the same If-Match.
  */
 export async function pushDocument(client: RegistryClient, doc: ToolDocument, options: PushOptions = {}): Promise<Omit<PushOutcome, 'source'>> {
   const base = { name: doc.name, version: String(doc.version) };
   const current = await client.findTool(doc.name);
   if (!current) {
-    if (options.dryRun) return { ...base, action: 'would create', detail: '' };
+    if (options.dryRun) {
+      await client.dryRunCreate(doc);
+      return { ...base, action: 'would create', detail: '' };
+    }
     const created = await client.createTool(doc);
     return { ...base, action: 'created', detail: `revision ${created.tool.revision}` };
   }
-  const changes = documentChanges(doc, current.tool);
-  if (changes.length === 0) return { ...base, action: 'unchanged', detail: '' };
-  const change = `${current.tool.version} -> ${doc.version} (${changes.join(', ')})`;
-  if (options.dryRun) return { ...base, action: 'would update', detail: change };
+  const plan = await client.dryRunUpdate(doc.name, doc, { ifMatch: current.etag });
+  if (plan.outcome === 'unchanged' || plan.outcome === 'created') return { ...base, action: 'unchanged', detail: '' };
+  const detail = `${current.tool.version} -> ${doc.version} (${plan.changes.join(', ')})`;
+  if (options.dryRun) return { ...base, action: WOULD[plan.outcome], detail, changes: plan.changes };
   const updated = await client.updateTool(doc.name, doc, { ifMatch: current.etag });
   if (updated.tool.revision === current.tool.revision) return { ...base, action: 'unchanged', detail: 'no-op on the server' };
-  return { ...base, action: 'updated', detail: change };
+  return { ...base, action: plan.outcome, detail, changes: plan.changes };
 }
 
-/** Pushes every loaded document (load errors and duplicate names fail); outcomes in input order. */
-export async function pushAll(client: RegistryClient, loaded: LoadedDocument[], options: PushOptions = {}): Promise<PushOutcome[]> {
+/**
+ * Pushes every loaded document (load errors and duplicate names fail); outcomes in input order.
+ * The first 401/403 stops the push: documents not yet started are `skipped`, and the result
+ * carries the auth failure.
+ */
+export async function pushAll(client: RegistryClient, loaded: LoadedDocument[], options: PushOptions = {}): Promise<{ outcomes: PushOutcome[]; authFailure?: AuthFailure }> {
   const outcomes: PushOutcome[] = new Array(loaded.length);
   const firstSource = new Map<string, string>();
+  let authFailure: AuthFailure | undefined;
   let done = 0;
   let next = 0;
   const work = async () => {
@@ -65,7 +98,9 @@ export async function pushAll(client: RegistryClient, loaded: LoadedDocument[], 
       const item = loaded[i]!;
       const name = item.document?.name ?? '';
       const version = item.document?.version === undefined ? '' : String(item.document.version);
-      if (!item.document) {
+      if (authFailure) {
+        outcomes[i] = { source: item.source, name, version, action: 'skipped', detail: 'not attempted: the registry refused the token' };
+      } else if (!item.document) {
         outcomes[i] = { source: item.source, name, version, action: 'failed', detail: item.error ?? 'unreadable' };
       } else if (firstSource.has(name)) {
         outcomes[i] = { source: item.source, name, version, action: 'failed', detail: `duplicate name: also in ${firstSource.get(name)}` };
@@ -74,28 +109,54 @@ export async function pushAll(client: RegistryClient, loaded: LoadedDocument[], 
         try {
           outcomes[i] = { source: item.source, ...(await pushDocument(client, item.document, options)) };
         } catch (error) {
-          outcomes[i] = { source: item.source, name, version, action: 'failed', detail: describeError(error) };
+          if (error instanceof RegistryError && error.auth) authFailure ??= new AuthFailure(error);
+          outcomes[i] = {
+            source: item.source,
+            name,
+            version,
+            action: 'failed',
+            detail: describeError(error),
+            ...(error instanceof RegistryError ? { error: { status: error.status, code: error.code, message: error.message, details: error.details } } : {}),
+          };
         }
       }
+      if (item.notes && item.notes.length > 0) outcomes[i] = { ...outcomes[i]!, notes: item.notes };
       done += 1;
       options.onProgress?.(done, loaded.length);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, loaded.length)) }, work));
-  return outcomes;
+  return { outcomes, ...(authFailure ? { authFailure } : {}) };
+}
+
+/** Waits until every created, updated or restored tool is indexed (or failed, or the time is up). */
+export async function waitForIndexing(client: RegistryClient, outcomes: PushOutcome[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const outcome of outcomes) {
+    if (!['created', 'updated', 'restored'].includes(outcome.action)) continue;
+    outcome.index_status = await client.waitForIndex(outcome.name, { timeoutMs: Math.max(0, deadline - Date.now()) });
+  }
+}
+
+const ORDER: PushAction[] = ['created', 'updated', 'restored', 'unchanged', 'would create', 'would update', 'would restore', 'failed', 'skipped'];
+const ALWAYS: PushAction[] = ['created', 'updated', 'unchanged', 'failed'];
+
+/** How many documents ended in each action (the always-shown ones even when zero). */
+export function pushTotals(outcomes: PushOutcome[]): Partial<Record<PushAction, number>> {
+  const counts = new Map<PushAction, number>();
+  for (const o of outcomes) counts.set(o.action, (counts.get(o.action) ?? 0) + 1);
+  return Object.fromEntries(ORDER.filter((a) => counts.has(a) || ALWAYS.includes(a)).map((a) => [a, counts.get(a) ?? 0]));
 }
 
 /** The summary table and totals line printed at the end of a push. */
 export function pushSummary(outcomes: PushOutcome[]): string {
+  const waited = outcomes.some((o) => o.index_status !== undefined);
   const table = renderTable(
-    ['tool', 'version', 'result', 'detail', 'source'],
-    outcomes.map((o) => [o.name || '-', o.version || '-', o.action, o.detail, o.source]),
+    ['tool', 'version', 'result', ...(waited ? ['index'] : []), 'detail', 'source'],
+    outcomes.map((o) => [o.name || '-', o.version || '-', o.action, ...(waited ? [o.index_status ?? '-'] : []), o.detail, o.source]),
     70,
   );
-  const counts = new Map<PushAction, number>();
-  for (const o of outcomes) counts.set(o.action, (counts.get(o.action) ?? 0) + 1);
-  const order: PushAction[] = ['created', 'updated', 'unchanged', 'would create', 'would update', 'failed'];
-  const totals = order.filter((a) => counts.has(a) || ['created', 'updated', 'unchanged', 'failed'].includes(a)).map((a) => `${a} ${counts.get(a) ?? 0}`);
+  const totals = Object.entries(pushTotals(outcomes)).map(([action, count]) => `${action} ${count}`);
   const failures = outcomes.filter((o) => o.action === 'failed').map((o) => `  ${o.name || '-'} (${o.source}): ${o.detail}`);
   return `${table}${failures.length > 0 ? `\nfailures:\n${failures.join('\n')}\n` : ''}\n${outcomes.length} documents: ${totals.join(', ')}\n`;
 }

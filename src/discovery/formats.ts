@@ -1,31 +1,96 @@
 import type { ToolDocument } from '../tools/document.js';
+import { openAiStrictCompatible } from './openai-strict.js';
 
-export const FORMATS = ['openai', 'anthropic', 'mcp', 'raw'] as const;
+export const FORMATS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw'] as const;
 export type Format = (typeof FORMATS)[number];
 
 /** The parts of a stored tool a schema rendering needs. */
 export type RenderableTool = Pick<ToolDocument, 'name' | 'description' | 'parameters' | 'returns' | 'side_effects' | 'summary'> &
-  Partial<Pick<ToolDocument, 'version'>>;
+  Partial<Pick<ToolDocument, 'version' | 'not_for' | 'extensions'>>;
+
+const NEGATIVE_LEAD = /^(not for|not to be used|do not|don't|never|avoid)\b/i;
 
 /**
- * Renders a tool as the runtime's tool-definition format. `raw` is the registry's own view:
- * name, description, parameters and returns.
+ * The description a model reads: the publisher's description followed by the tool's `not_for`
+ * guidance. Runtimes send the schema, not the card, so this is the only way the model learns when
+ * not to pick a tool that overlaps another.
+ */
+export function modelDescription(tool: Pick<RenderableTool, 'description' | 'not_for'>): string {
+  const guidance = notForSentence(tool.not_for);
+  return guidance ? `${tool.description}\n\n${guidance}` : tool.description;
+}
+
+/** `not_for` as a sentence that reads as negative guidance ("Not for: ..." unless it already says so). */
+export function notForSentence(notFor: string | null | undefined): string | undefined {
+  const text = notFor?.trim();
+  if (!text) return undefined;
+  return NEGATIVE_LEAD.test(text) ? text : `Not for: ${text}`;
+}
+
+type McpAnnotations = { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+
+/** MCP annotations an imported tool came with (kept under `x-mcp` by import-mcp or a publisher). */
+function importedMcp(tool: RenderableTool): { title?: string; annotations: McpAnnotations } {
+  const xMcp = tool.extensions?.['x-mcp'];
+  if (typeof xMcp !== 'object' || xMcp === null) return { annotations: {} };
+  const { title, annotations } = xMcp as { title?: unknown; annotations?: unknown };
+  const raw = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>) : {};
+  const picked: McpAnnotations = {};
+  for (const hint of ['destructiveHint', 'idempotentHint', 'openWorldHint'] as const) if (typeof raw[hint] === 'boolean') picked[hint] = raw[hint];
+  if (typeof raw.title === 'string' && raw.title.trim() !== '') picked.title = raw.title.trim();
+  return { ...(typeof title === 'string' && title.trim() !== '' ? { title: title.trim() } : {}), annotations: picked };
+}
+
+/** A human-readable title from a tool name: `issue_refund` -> "Issue refund", `getWeather` -> "Get weather". */
+export function titleOf(name: string): string {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_.-]+/g, ' ').trim().toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The MCP `Tool` shape: a title, the hints the registry knows, and the imported ones it kept. */
+function mcpTool(tool: RenderableTool, description: string): Record<string, unknown> {
+  const imported = importedMcp(tool);
+  const title = imported.title ?? imported.annotations.title ?? titleOf(tool.name);
+  return {
+    name: tool.name,
+    title,
+    description,
+    inputSchema: tool.parameters,
+    ...(tool.returns ? { outputSchema: tool.returns } : {}),
+    annotations: {
+      title,
+      // The registry's side_effects decides read-only; an imported tool's own destructiveHint is
+      // kept (a tool with side effects need not be destructive), else MCP's default (true).
+      readOnlyHint: !tool.side_effects,
+      destructiveHint: tool.side_effects && (imported.annotations.destructiveHint ?? true),
+      ...(imported.annotations.idempotentHint === undefined ? {} : { idempotentHint: imported.annotations.idempotentHint }),
+      ...(imported.annotations.openWorldHint === undefined ? {} : { openWorldHint: imported.annotations.openWorldHint }),
+    },
+  };
+}
+
+/**
+ * Renders a tool as the runtime's tool-definition format; every description carries the tool's
+ * `not_for` guidance. `raw` is the registry's own view: name, description, parameters and returns.
+ * OpenAI formats set `strict: true` only when the schema already meets strict mode's rules (the
+ * Responses API defaults to strict, so there `strict: false` is explicit otherwise).
  */
 export function renderTool(tool: RenderableTool, format: Format): Record<string, unknown> {
+  const description = modelDescription(tool);
   switch (format) {
-    case 'openai':
-      return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    case 'openai': {
+      const strict = openAiStrictCompatible(tool.parameters);
+      return { type: 'function', function: { name: tool.name, description, parameters: tool.parameters, ...(strict ? { strict: true } : {}) } };
+    }
+    case 'openai-responses':
+      return { type: 'function', name: tool.name, description, parameters: tool.parameters, strict: openAiStrictCompatible(tool.parameters) };
     case 'anthropic':
-      return { name: tool.name, description: tool.description, input_schema: tool.parameters };
+      return { name: tool.name, description, input_schema: tool.parameters };
+    case 'gemini':
+      return { name: tool.name, description, parametersJsonSchema: tool.parameters, ...(tool.returns ? { responseJsonSchema: tool.returns } : {}) };
     case 'mcp':
-      return {
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.parameters,
-        ...(tool.returns ? { outputSchema: tool.returns } : {}),
-        annotations: { title: tool.summary, readOnlyHint: !tool.side_effects, destructiveHint: tool.side_effects },
-      };
+      return mcpTool(tool, description);
     case 'raw':
-      return { name: tool.name, description: tool.description, parameters: tool.parameters, ...(tool.returns ? { returns: tool.returns } : {}) };
+      return { name: tool.name, description, parameters: tool.parameters, ...(tool.returns ? { returns: tool.returns } : {}) };
   }
 }

@@ -5,6 +5,7 @@ import { type Executor, rowsOf } from '../db/client.js';
 import { tools, type ToolRow } from '../db/schema.js';
 import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
+import { FORMATS, type Format } from './formats.js';
 import type { Bm25Params } from './fusion.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
@@ -27,7 +28,7 @@ export interface CatalogStats {
   visible: number;
   withheld: number;
   avgLength: { a: number; b: number; c: number; d: number };
-  catalogTokens: { openai: number; anthropic: number; mcp: number; raw: number };
+  catalogTokens: Record<Format, number>;
   /** The tenant's catalog revision these statistics were read at (same statement, same snapshot). */
   revision: number;
 }
@@ -43,6 +44,8 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
            coalesce(avg(${tools.lenC}) filter (where ${visible}), 0)::float8 as c,
            coalesce(avg(${tools.lenD}) filter (where ${visible}), 0)::float8 as d,
            coalesce(sum((${tools.tokenCosts}->>'openai')::int) filter (where ${visible}), 0)::int as openai,
+           coalesce(sum((${tools.tokenCosts}->>'openai-responses')::int) filter (where ${visible}), 0)::int as "openai-responses",
+           coalesce(sum((${tools.tokenCosts}->>'gemini')::int) filter (where ${visible}), 0)::int as gemini,
            coalesce(sum((${tools.tokenCosts}->>'anthropic')::int) filter (where ${visible}), 0)::int as anthropic,
            coalesce(sum((${tools.tokenCosts}->>'mcp')::int) filter (where ${visible}), 0)::int as mcp,
            coalesce(sum((${tools.tokenCosts}->>'raw')::int) filter (where ${visible}), 0)::int as raw,
@@ -55,7 +58,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
     visible: n('visible'),
     withheld: n('withheld'),
     avgLength: { a: n('a'), b: n('b'), c: n('c'), d: n('d') },
-    catalogTokens: { openai: n('openai'), anthropic: n('anthropic'), mcp: n('mcp'), raw: n('raw') },
+    catalogTokens: Object.fromEntries(FORMATS.map((format) => [format, n(format)])) as Record<Format, number>,
     revision: n('revision'),
   };
 }

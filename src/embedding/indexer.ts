@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './card-texts.js';
 import type { Embedder } from './provider.js';
-import { saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
+import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
 import { ensureVectorIndex, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
@@ -104,7 +104,14 @@ export class EmbeddingIndexer {
     const known = await vectorsByText(this.db, batch.map((tool) => tool.id), model);
     const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, hash: textHash(text) })));
     const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
-    const computed = missing.length > 0 ? await this.embedder.embed(missing) : [];
+    let computed: number[][] = [];
+    try {
+      if (missing.length > 0) computed = await this.embedder.embed(missing);
+    } catch (error) {
+      // Publishers see it as index_status "failed" until a retry succeeds.
+      await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
+      throw error;
+    }
     const fresh = new Map(missing.map((text, i) => [text, computed[i]!]));
     for (const [i, tool] of batch.entries()) {
       const vectors = texts[i]!.map(({ text, hash }) => ({ textHash: hash, vector: known.get(tool.id)?.get(hash) ?? fresh.get(text)! }));

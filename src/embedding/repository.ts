@@ -5,6 +5,7 @@ import { toSql } from 'pgvector';
 
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
+import type { IndexStatus } from '../tools/views.js';
 import type { EmbeddableCard } from './card-texts.js';
 
 export interface StaleTool extends EmbeddableCard {
@@ -78,6 +79,7 @@ export async function saveEmbeddings(db: Db, toolId: number, model: string, stam
     const [current] = await rowsOf<{ stamp: string; tenant_id: string }>(tx.execute(sql`select ${STAMP} as stamp, t.tenant_id from ${tools} t where t.id = ${toolId}`));
     if (!current || current.stamp !== stamp) return;
     await tx.execute(sql`delete from tool_embeddings where tool_id = ${toolId} and model = ${model}`);
+    await tx.execute(sql`delete from embedding_failures where tool_id = ${toolId} and model = ${model}`);
     for (const [ord, { textHash: hash, vector }] of vectors.entries()) {
       await tx.execute(sql`
         insert into tool_embeddings (tenant_id, tool_id, model, ord, dims, content_hash, text_hash, embedding)
@@ -93,4 +95,30 @@ export async function saveEmbeddings(db: Db, toolId: number, model: string, stam
  */
 export async function markStale(db: Db, model: string): Promise<void> {
   await db.execute(sql`update tool_embeddings set content_hash = '', text_hash = null where model = ${model}`);
+}
+
+/** Records that embedding these tools' current content with `model` failed (the last attempt wins). */
+export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'stamp'>[], model: string, error: string): Promise<void> {
+  if (failed.length === 0) return;
+  const message = error.slice(0, 500);
+  await db.transaction(async (tx) => {
+    for (const tool of failed) {
+      await tx.execute(sql`
+        insert into embedding_failures (tenant_id, tool_id, model, stamp, error)
+        select t.tenant_id, t.id, ${model}, ${tool.stamp}, ${message} from ${tools} t where t.id = ${tool.id}
+        on conflict (tool_id, model, tenant_id) do update set stamp = excluded.stamp, error = excluded.error, failed_at = now()`);
+    }
+  });
+}
+
+/** The index status of one tool for `model` (one indexed lookup per table). */
+export async function indexStatus(db: Db, toolId: number, model: string): Promise<IndexStatus> {
+  const [row] = await rowsOf<{ current: boolean | null; failed: boolean | null }>(
+    db.execute(sql`
+    select (select e.content_hash = ${STAMP} from tool_embeddings e where e.tool_id = t.id and e.model = ${model} and e.ord = 0) as current,
+           (select f.stamp = ${STAMP} from embedding_failures f where f.tool_id = t.id and f.model = ${model}) as failed
+    from ${tools} t where t.id = ${toolId}`),
+  );
+  if (row?.current) return 'indexed';
+  return row?.failed ? 'failed' : 'pending';
 }

@@ -59,7 +59,8 @@ export function toAppError(error: FastifyError | Error): AppError {
   return new AppError('internal', 'internal error');
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+/** Writes `error` in the contract's error format (toAppError already hid any 5xx internals). */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   return reply
     .code(statusOf[error.code])
     .headers(error.headers)
@@ -73,10 +74,10 @@ export default fp(
       const appError = toAppError(error);
       if (appError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.info({ code: appError.code }, appError.message);
-      return send(request, reply, appError);
+      return sendError(request, reply, appError);
     });
     app.setNotFoundHandler((request, reply) =>
-      send(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+      sendError(request, reply, new AppError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
     );
   },
   { name: 'error-handler' },

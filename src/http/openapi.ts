@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
+import { polishOpenApi } from './openapi-polish.js';
 import { ErrorResponse } from './schemas.js';
 
 /** OpenAPI document generated from the route schemas; UI at /docs, JSON at /docs/json. */
@@ -16,10 +17,12 @@ export default fp(
           title: 'Tool registry',
           description: 'Progressive disclosure of tool schemas for AI agents: register, discover, authorize.',
           version: options.version,
+          license: { name: 'MIT', identifier: 'MIT' },
         },
         components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
         security: [{ bearer: [] }],
       },
+      transformObject: (document) => polishOpenApi(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as Record<string, unknown>),
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -20,7 +20,7 @@ export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]));
 
 export const TokenCosts = Type.Object(
-  { openai: Type.Integer(), anthropic: Type.Integer(), mcp: Type.Integer(), raw: Type.Integer() },
+  { openai: Type.Integer(), 'openai-responses': Type.Integer(), anthropic: Type.Integer(), gemini: Type.Integer(), mcp: Type.Integer(), raw: Type.Integer() },
   { description: 'prompt tokens (o200k_base) of the full schema in each format' },
 );
 
@@ -73,6 +73,11 @@ export const ToolView = Type.Object(
     revision: Type.Integer(),
     created_at: Type.String({ format: 'date-time' }),
     learned_aliases: Type.Optional(Type.Array(LearnedAlias, { description: 'publishers only' })),
+    index_status: Type.Optional(
+      Type.Enum(['pending', 'indexed', 'failed'], {
+        description: 'publishers only: pending until the tool\'s vectors are current for the configured embedder (then it is searchable by meaning), failed while the last attempt failed (retried)',
+      }),
+    ),
   },
   { $id: 'ToolView', additionalProperties: true, description: 'the stored tool; x- extension fields are returned as sent' },
 );

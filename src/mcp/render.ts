@@ -1,3 +1,4 @@
+import { notForSentence } from '../discovery/formats.js';
 import type { DiscoveredTool, DiscoverResult } from '../discovery/service.js';
 
 /** What describe_tool returns: a discovery entry without a score. */
@@ -5,7 +6,8 @@ export type DescribedTool = Omit<DiscoveredTool, 'score'>;
 
 function describeLines(tool: DescribedTool): string[] {
   const lines = [`${tool.card.summary}`];
-  if (tool.card.not_for) lines.push(`Not for: ${tool.card.not_for}`);
+  const guidance = notForSentence(tool.card.not_for);
+  if (guidance) lines.push(guidance);
   if (tool.card.required_scopes.length > 0) lines.push(`Scopes: ${tool.card.required_scopes.join(', ')}`);
   lines.push(`Schema: ${JSON.stringify(tool.schema)}`);
   return lines;

@@ -1,6 +1,10 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { sendError, toAppError } from '../http/error-handler.js';
+import { mcpChallenge } from './resource-metadata.js';
 import { createMcpServer, type McpServices } from './server.js';
 
 /** Headers set on the Fastify reply so far (CORS, rate limit, request id) carried onto the raw response. */
@@ -11,21 +15,42 @@ function carryHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.setHeader('x-request-id', request.id);
 }
 
-const methodNotAllowed = {
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST' },
-  id: null,
-} as const;
+/** JSON-RPC 2.0 error codes /mcp answers with. */
+export const JSON_RPC = { parseError: -32700, invalidRequest: -32600, internalError: -32603, serverError: -32000 } as const;
+
+const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null }) as const;
+
+const methodNotAllowed = rpcError(JSON_RPC.serverError, 'Method not allowed: this endpoint is stateless, use POST');
+
+/** A body that is not JSON at all: JSON-RPC's parse error, not an HTTP-level problem. */
+function isParseError(error: FastifyError): boolean {
+  return error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error instanceof SyntaxError;
+}
 
 /**
  * /mcp: the MCP streamable HTTP transport, stateless (a server and transport per request, no
- * session state to share between replicas). The same bearer-token hook as the API guards it, so a
- * request without a valid token gets the contract's 401 before MCP sees it.
+ * session state to share between replicas). The same bearer-token hook as the API guards it: a
+ * request without a valid token gets the contract's 401 with an RFC 9728 `WWW-Authenticate`
+ * challenge pointing at the protected-resource metadata. A body that is not JSON is JSON-RPC's
+ * -32700 and a batch is -32600 (MCP removed batches), so one request is one call and the rate
+ * limit counts every call; HTTP-level failures (429, 413, 415) keep the contract's error body.
  */
-export default async function mcpRoutes(app: FastifyInstance, services: McpServices): Promise<void> {
+export default async function mcpRoutes(app: FastifyInstance, services: McpServices & { oauth: Config['oauth'] }): Promise<void> {
   app.addHook('onRequest', app.authenticate);
 
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isParseError(error)) return reply.code(400).send(rpcError(JSON_RPC.parseError, `Parse error: ${error.message}`));
+    const appError = toAppError(error);
+    if (appError.statusCode >= 500) request.log.error({ err: error }, 'MCP request failed');
+    if (appError.code !== 'unauthorized') return sendError(request, reply, appError);
+    const challenge = mcpChallenge(request, services.oauth, request.headers.authorization !== undefined);
+    return sendError(request, reply, new AppError(appError.code, appError.message, appError.details, { ...appError.headers, 'www-authenticate': challenge }));
+  });
+
   app.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
+    if (Array.isArray(request.body)) {
+      return reply.code(400).send(rpcError(JSON_RPC.invalidRequest, 'JSON-RPC batches are not supported (the MCP specification removed them): send one message per request'));
+    }
     const server = createMcpServer(request.principal, services, request.log);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
@@ -41,7 +66,7 @@ export default async function mcpRoutes(app: FastifyInstance, services: McpServi
       request.log.error({ err: error }, 'MCP request failed');
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+        reply.raw.end(JSON.stringify(rpcError(JSON_RPC.internalError, 'Internal error')));
       }
     }
   });

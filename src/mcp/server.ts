@@ -127,5 +127,8 @@ export function createMcpServer(principal: Principal, services: McpServices, log
       }),
   );
 
+  // Stateless HTTP (a server per request, no stream to the client): a list-changed notification
+  // could never be delivered, so it is not advertised.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }

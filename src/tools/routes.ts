@@ -9,14 +9,38 @@ import { rejectDuplicateKeys } from '../http/strict-json.js';
 import { learnedAliasView } from '../learning/routes.js';
 import type { LearningService } from '../learning/service.js';
 import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
-import { type ToolService } from './service.js';
+import type { ToolRow } from '../db/schema.js';
+import { type ToolService, type WriteOutcome } from './service.js';
 import { ToolValidator } from './validation.js';
-import { etagOf, toCard, toView } from './views.js';
+import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
   learning: LearningService;
   limits: DocumentLimits;
+  /** Whether a tool's vectors are current for the configured embedder (the publisher's view). */
+  indexStatus: (toolId: number) => Promise<IndexStatus>;
+}
+
+const DryRunQuery = Type.Object({
+  dry_run: Type.Boolean({ default: false, description: 'run every check of the real call and store nothing: its 4xx, or 200 with what would happen' }),
+});
+
+const DryRunResult = Type.Object(
+  {
+    dry_run: Type.Literal(true),
+    outcome: Type.Enum(['created', 'updated', 'restored', 'unchanged'], { description: 'what the real call would do' }),
+    changes: Type.Array(Type.String(), { description: 'top-level fields the call would change (empty when creating or unchanged)' }),
+    etag: Type.String({ description: 'the ETag the tool would have' }),
+    // ToolView without its $id: a route may reference one $id once.
+    tool: Type.Object(ToolView.properties, { additionalProperties: true }),
+  },
+  { description: 'a dry run\'s answer: nothing was stored' },
+);
+
+/** The body of a dry run's 200: what the real call would do, and the tool as it would be stored. */
+function dryRunReply(outcome: WriteOutcome, changes: string[], row: ToolRow) {
+  return { dry_run: true as const, outcome, changes, etag: etagOf(row), tool: toView(row) };
 }
 
 /**
@@ -55,12 +79,15 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       schema: {
         summary: 'Register a tool in the caller\'s tenant',
         tags: ['tools'],
+        querystring: DryRunQuery,
         body: documentBody,
-        response: { 201: ToolView, ...errorResponses(400, 401, 403, 409, 413) },
+        response: { 201: ToolView, 200: DryRunResult, ...errorResponses(400, 401, 403, 409, 413) },
       },
     },
     async (request, reply) => {
-      const { row, etag } = await tools.register(request.principal, request.body as unknown as ToolDocument);
+      const { dry_run: dryRun } = request.query as { dry_run: boolean };
+      const { row, etag } = await tools.register(request.principal, request.body as unknown as ToolDocument, { dryRun });
+      if (dryRun) return reply.code(200).send(dryRunReply('created', [], row));
       return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send(toView(row));
     },
   );
@@ -75,8 +102,9 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
         tags: ['tools'],
         params: NameParams,
         headers: IfMatch,
+        querystring: DryRunQuery,
         body: documentBody,
-        response: { 200: ToolView, ...errorResponses(400, 401, 403, 404, 409, 412, 413) },
+        response: { 200: Type.Union([ToolView, DryRunResult]), ...errorResponses(400, 401, 403, 404, 409, 412, 413) },
       },
     },
     async (request, reply) => {
@@ -85,7 +113,9 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       if (doc.name !== name) {
         throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${name}')`, in: 'body' }]);
       }
-      const { row, etag } = await tools.replace(request.principal, name, doc, request.headers['if-match']);
+      const { dry_run: dryRun } = request.query as { dry_run: boolean };
+      const { row, etag, outcome, changes } = await tools.replace(request.principal, name, doc, request.headers['if-match'], { dryRun });
+      if (dryRun) return reply.send(dryRunReply(outcome, changes, row));
       return reply.header('etag', etag).send(toView(row));
     },
   );
@@ -107,8 +137,8 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
-      const learned = await options.learning.listFor(row.id);
-      return { ...toView(row), learned_aliases: learned.map(learnedAliasView) };
+      const [learned, indexStatus] = await Promise.all([options.learning.listFor(row.id), options.indexStatus(row.id)]);
+      return { ...toView(row), index_status: indexStatus, learned_aliases: learned.map(learnedAliasView) };
     },
   );
 

@@ -6,11 +6,12 @@ import type { Db, Executor, Tx } from '../db/client.js';
 import type { ToolRow } from '../db/schema.js';
 import { tokenCosts } from '../discovery/tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
+import { canonicalJson } from './canonical-json.js';
 import { searchTexts } from './card-text.js';
 import { contentHash } from './content-hash.js';
 import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
 import * as repo from './repository.js';
-import { etagOf } from './views.js';
+import { documentOf, etagOf } from './views.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
 export type ToolChangeListener = (row: ToolRow) => void;
@@ -25,6 +26,45 @@ export interface WriteResult {
   row: ToolRow;
   etag: string;
   changed: boolean;
+}
+
+/** What a write did, or would do on a dry run. */
+export type WriteOutcome = 'created' | 'updated' | 'restored' | 'unchanged';
+
+export interface WriteOptions {
+  /** Run every check and write inside a transaction that is rolled back: nothing is stored. */
+  dryRun?: boolean;
+}
+
+/** Thrown at the end of a dry run's transaction to roll it back, carrying what would have been stored. */
+class DryRunRollback extends Error {
+  constructor(readonly row: ToolRow) {
+    super('dry run');
+  }
+}
+
+/**
+ * Runs a write transaction, or on a dry run the same transaction rolled back at its end: every
+ * check the real call makes (constraints and triggers included) runs, nothing is kept.
+ */
+async function writeTransaction<T extends { row: ToolRow }>(db: Db, dryRun: boolean, work: (tx: Tx) => Promise<T & { changed: boolean }>): Promise<T & { changed: boolean }> {
+  if (!dryRun) return db.transaction(work);
+  let result: (T & { changed: boolean }) | undefined;
+  try {
+    await db.transaction(async (tx) => {
+      result = await work(tx);
+      if (result.changed) throw new DryRunRollback(result.row);
+    });
+  } catch (error) {
+    if (!(error instanceof DryRunRollback)) throw error;
+  }
+  return result!;
+}
+
+/** Top-level document fields in which `next` differs from the stored `current` (what a PUT changes). */
+export function changedFields(current: ToolDocument, next: ToolDocument): string[] {
+  const fields = new Set([...Object.keys(current), ...Object.keys(next)]);
+  return [...fields].filter((field) => canonicalJson((current as unknown as Record<string, unknown>)[field] ?? null) !== canonicalJson((next as unknown as Record<string, unknown>)[field] ?? null)).sort();
 }
 
 function columnsOf(doc: ToolDocument) {
@@ -94,10 +134,10 @@ export class ToolService {
   }
 
   /** POST: registers a new tool; 409 when the name is taken in the tenant (even by a retired tool). */
-  async register(principal: Principal, doc: ToolDocument): Promise<WriteResult> {
+  async register(principal: Principal, doc: ToolDocument, options: WriteOptions = {}): Promise<WriteResult> {
     let row: ToolRow;
     try {
-      row = await this.db.transaction(async (tx) => {
+      ({ row } = await writeTransaction(this.db, options.dryRun ?? false, async (tx) => {
         const clash = await repo.findNameClash(tx, principal.tenant, doc.name);
         if (clash !== undefined) throw nameConflict(doc.name, clash);
         const inserted = await repo.insertTool(tx, {
@@ -112,14 +152,14 @@ export class ToolService {
         await repo.insertVersion(tx, inserted, principal.subject);
         await repo.refreshTerms(tx, inserted.id);
         await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'publish', toolName: doc.name, toolVersion: doc.version });
-        return inserted;
-      });
+        return { row: inserted, changed: true };
+      }));
     } catch (error) {
       // Two publishes racing past the check: the unique index decides; name the winner if it can be read.
       if (isUniqueViolation(error)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
       throw error;
     }
-    this.notify(row);
+    if (!options.dryRun) this.notify(row);
     return { row, etag: etagOf(row), changed: true };
   }
 
@@ -128,15 +168,15 @@ export class ToolService {
    * higher semver, so a version always names one content. `ifMatch` gives optimistic concurrency.
    * A retired tool is restored by a PUT.
    */
-  async replace(principal: Principal, name: string, doc: ToolDocument, ifMatch: string | undefined): Promise<WriteResult> {
+  async replace(principal: Principal, name: string, doc: ToolDocument, ifMatch: string | undefined, options: WriteOptions = {}): Promise<WriteResult & { outcome: WriteOutcome; changes: string[] }> {
     const hash = contentHash(doc);
-    const result = await this.db.transaction(async (tx) => {
+    const result = await writeTransaction<{ row: ToolRow; outcome: WriteOutcome; changes: string[] }>(this.db, options.dryRun ?? false, async (tx) => {
       const current = await repo.findTool(tx, principal.tenant, name, true);
       if (!current) throw toolNotFound(name);
       if (ifMatch !== undefined && !matchesEtag(ifMatch, etagOf(current))) {
         throw new AppError('precondition_failed', `If-Match does not match the current version of '${name}' (${etagOf(current)})`);
       }
-      if (current.contentHash === hash && current.status === 'active') return { row: current, changed: false };
+      if (current.contentHash === hash && current.status === 'active') return { row: current, changed: false, outcome: 'unchanged', changes: [] };
       if (current.contentHash !== hash && !semver.gt(doc.version, current.version)) {
         throw new AppError('conflict', `version ${doc.version} must be greater than the current ${current.version} when the content changes`, [
           { pointer: '/version', message: `must be greater than ${current.version}` },
@@ -154,9 +194,10 @@ export class ToolService {
       await repo.refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action, toolName: name, toolVersion: doc.version });
-      return { row, changed: true };
+      const changes = changedFields(documentOf(current), doc);
+      return { row, changed: true, outcome: current.status === 'retired' ? 'restored' : 'updated', changes: current.status === 'retired' ? [...changes, 'status'] : changes };
     });
-    if (result.changed) this.notify(result.row);
+    if (result.changed && !options.dryRun) this.notify(result.row);
     return { ...result, etag: etagOf(result.row) };
   }
 

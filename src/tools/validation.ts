@@ -5,7 +5,8 @@ import semver from 'semver';
 import { policyRuleProblems } from '../authorize/policy.js';
 import type { ErrorDetail } from '../errors.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
-import { ajvErrorsToDetails, compileSchema, escapePointer, metaValidate } from './json-schema.js';
+import { ajvErrorsToDetails, ajvFor, compileSchema, escapePointer, metaValidate } from './json-schema.js';
+import { unknownSchemaKeywords } from './schema-keywords.js';
 import { unsafePattern } from './safe-pattern.js';
 import { normalizeDocument } from './normalize.js';
 
@@ -62,7 +63,7 @@ export class ToolValidator {
     }
     // Too deep: meta-validation would recurse as deep, so report the depth alone.
     if (tooDeep) return structural;
-    const problems = [...structural, ...metaValidate(schema, pointer)];
+    const problems = [...structural, ...metaValidate(schema, pointer), ...keywordProblems(schema, pointer)];
     // Compile only a clean schema: never one with remote references.
     if (problems.length > 0) return problems;
     try {
@@ -72,6 +73,12 @@ export class ToolValidator {
     }
     return [];
   }
+}
+
+/** Unknown keywords and formats (typos such as `minimun`), for a dialect the registry supports. */
+function keywordProblems(schema: JsonObject, pointer: string): ErrorDetail[] {
+  const ajv = ajvFor(schema);
+  return ajv ? unknownSchemaKeywords(schema, pointer, ajv) : [];
 }
 
 const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'];

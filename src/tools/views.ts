@@ -2,6 +2,9 @@ import type { ToolRow } from '../db/schema.js';
 import type { TokenCosts } from '../discovery/tokens.js';
 import type { ToolDocument } from './document.js';
 
+/** Whether a tool is searchable by meaning: its vectors are current, pending, or their last attempt failed. */
+export type IndexStatus = 'pending' | 'indexed' | 'failed';
+
 /** The light card: what a listing or a discovery result shows about a tool. */
 export type ToolCard = Pick<
   ToolDocument,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import type { DiscoverResponse } from '../../src/client/index.js';
+import type { DiscoverResponse } from '../../clients/typescript/src/index.js';
 import { formatDiscovery } from '../../src/cli/discover.js';
 import { cli } from './run-cli.js';
 
@@ -24,10 +24,10 @@ describe('tool-registry CLI', () => {
     for (const command of COMMANDS) expect(run.stdout).toContain(`  ${command}`);
   });
 
-  it('exits non-zero with usage help on unknown commands and missing arguments', async () => {
-    expect((await cli(['frobnicate'])).code).toBe(1);
+  it('exits 2 (usage) with usage help on unknown commands and missing arguments', async () => {
+    expect((await cli(['frobnicate'])).code).toBe(2);
     const missing = await cli(['push']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/missing required argument 'paths'/);
   });
 
@@ -40,7 +40,7 @@ describe('tool-registry CLI', () => {
       const { port } = server.address() as AddressInfo;
       await new Promise((resolve) => server.close(resolve));
       const run = await cli(['push', dir, '--registry', `http://127.0.0.1:${port}`, '--retries', '0']);
-      expect(run.code).toBe(1);
+      expect(run.code).toBe(4);
       expect(run.stderr).toBe(`error: cannot reach http://127.0.0.1:${port}: ECONNREFUSED (no response network_error)\n`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -52,7 +52,7 @@ describe('tool-registry CLI', () => {
     try {
       writeFileSync(join(root, 'package.json'), '{"scripts":{}}');
       const run = await cli(['bench', '--sizes', '100'], {}, root);
-      expect(run.code).toBe(1);
+      expect(run.code).toBe(2);
       expect(run.stderr).toMatch(/benchmark is not installed: package.json has no "bench" script/);
     } finally {
       rmSync(root, { recursive: true, force: true });
@@ -70,9 +70,9 @@ describe('discover output', () => {
         score: 0.7142,
         card: {
           name: 'terminate_batch_process', version: '1.0.0', status: 'active', summary: 'Stop a stuck batch job.', not_for: null, aliases: [], examples: [], tags: [],
-          category: 'devops', required_scopes: ['devops:admin'], sensitivity: 'high', side_effects: true, tokens: { openai: 120, anthropic: 110, mcp: 140, raw: 100 }, updated_at: '2026-01-01T00:00:00.000Z',
+          category: 'devops', required_scopes: ['devops:admin'], sensitivity: 'high', side_effects: true, tokens: { openai: 120, 'openai-responses': 118, anthropic: 110, gemini: 112, mcp: 140, raw: 100 }, updated_at: '2026-01-01T00:00:00.000Z',
         },
-        schema: { type: 'function', function: { name: 'terminate_batch_process' } },
+        schema: { type: 'function', function: { name: 'terminate_batch_process', description: 'Stop a stuck batch job.', parameters: { type: 'object' } } },
       },
     ],
     tokens: { shortlist: 120, catalog: 4405 },

@@ -91,9 +91,41 @@ describe('tool-registry import-mcp (stdio fixture server, PGlite in-process)', (
     expect((await cli(['push', out], env)).stdout).toMatch(/created 5/);
   });
 
+  it('declares roots, sampling and elicitation, repairs what the registry would refuse, says why, and keeps the annotations', async () => {
+    const tenant = uniqueTenant();
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) };
+    const run = await cli(['import-mcp', '--command', COMMAND, '--env', 'MCP_EXTRA_TOOLS=1', '--max-description', '900'], env);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stderr).toMatch(/7 tools from MCP server fixture-crm/);
+    expect(run.stderr).toMatch(/changed \d+ of 7 tools so the registry accepts them/);
+    expect(run.stderr).toMatch(/export_report: description cut from \d+ to 900 characters/);
+    expect(run.stderr).toMatch(/export_report: \/parameters\/properties\/colour\/format: dropped unknown format "colour"/);
+    expect(run.stderr).toMatch(/export_report: \/parameters\/properties\/colour\/examplez: unknown keyword kept as x-examplez/);
+    expect(run.stderr).toMatch(/send-welcome_email: renamed from 'send-welcome email'/);
+    const client = await registry.client(tenant);
+    expect((await client.getTool('summarize_notes')).tool.name).toBe('summarize_notes');
+    const report = (await client.getTool('export_report')).tool;
+    expect(report.description.length).toBeLessThanOrEqual(900);
+    expect(report.description.endsWith('…')).toBe(true);
+    expect((report['x-mcp'] as { description: string }).description.length).toBeGreaterThan(1024);
+    expect(report.parameters).toMatchObject({ properties: { colour: { type: 'string', 'x-examplez': ['red'] } } });
+    // The kept annotations come back in the mcp format.
+    const found = await client.discover({ query: 'export a CRM report as CSV', format: 'mcp', top_k: 1 });
+    expect(found.tools[0]?.schema.annotations).toEqual({ title: 'Export report', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  });
+
+  it('lists each tool\'s repairs in the --json outcome', async () => {
+    const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant()) };
+    const run = await cli(['import-mcp', '--command', COMMAND, '--dry-run', '--json'], env);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcomes: { name: string; action: string; notes?: string[] }[] };
+    expect(report.outcomes.find((o) => o.name === 'add_note')).toMatchObject({ action: 'would create', notes: ["described required parameter 'body'"] });
+    expect(report.outcomes.find((o) => o.name === 'lookup_customer')).not.toHaveProperty('notes');
+  });
+
   it('needs exactly one of --command and --url', async () => {
     const run = await cli(['import-mcp'], {});
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/exactly one of --command \(stdio\) or --url/);
   });
 });

@@ -59,7 +59,7 @@ forEachDatabase((db) => {
       writeFileSync(join(folder, 'refund.yaml'), stringify(toolDocument({ version: '1.1.0', aliases: ['give money back', 'refund my purchase', 'reimburse me'] })));
       const dry = await cli(push('--dry-run', folder), env);
       expect(results(dry.stdout).issue_refund).toBe('would update');
-      expect(dry.stdout).toMatch(/1\.0\.0 -> 1\.1\.0 \(version, aliases\)/);
+      expect(dry.stdout).toMatch(/1\.0\.0 -> 1\.1\.0 \(aliases, version\)/);
       expect((await client.getTool('issue_refund')).tool.version).toBe('1.0.0');
 
       const third = await cli(push(folder), env);
@@ -92,12 +92,44 @@ forEachDatabase((db) => {
       expect(run.stdout).toMatch(/5 documents: created 1, updated 0, unchanged 0, failed 4/);
     });
 
-    it('fails fast when the token may not publish', async () => {
+    it('fails fast with exit 3 when the token may not publish: the other documents are not attempted', async () => {
       const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant(), ['billing:read']) };
-      writeFileSync(join(dir, 'single.json'), JSON.stringify(toolDocument()));
-      const run = await cli(push(join(dir, 'single.json')), env);
+      const many = Array.from({ length: 6 }, (_, i) => toolDocument({ name: `tool_${i}` }));
+      writeFileSync(join(dir, 'many.json'), JSON.stringify(many));
+      const run = await cli(['push', '--concurrency', '1', join(dir, 'many.json')], env);
+      expect(run.code).toBe(3);
+      expect(run.stdout).toMatch(/tool_0\s+1\.0\.0\s+failed\s+403 forbidden/);
+      expect(run.stdout).toMatch(/6 documents: created 0, updated 0, unchanged 0, failed 1, skipped 5/);
+      expect(run.stderr).toMatch(/stopped at the first authentication failure/);
+      const bad = await cli(['push', join(dir, 'many.json')], { ...env, REGISTRY_TOKEN: 'not-a-token' });
+      expect(bad.code).toBe(3);
+    });
+
+    it('--dry-run asks the registry: it predicts a 409 for changed content under the same version and a 400 with pointers', async () => {
+      const tenant = uniqueTenant();
+      const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(tenant) };
+      const file = join(dir, `${tenant}.json`);
+      writeFileSync(file, JSON.stringify([toolDocument()]));
+      expect((await cli(push(file), env)).code).toBe(0);
+      writeFileSync(file, JSON.stringify([toolDocument({ description: 'Changed, same version.' }), toolDocument({ name: 'typo_tool', parameters: { type: 'object', properties: { n: { type: 'integer', minimun: 1 } } } })]));
+      const run = await cli(push('--dry-run', '--json', file), env);
       expect(run.code).toBe(1);
-      expect(run.stdout).toMatch(/issue_refund\s+1\.0\.0\s+failed\s+403 forbidden/);
+      const report = JSON.parse(run.stdout) as { dry_run: boolean; exit_code: number; totals: Record<string, number>; outcomes: { name: string; action: string; error?: { status: number; details: { pointer: string }[] } }[] };
+      expect(report).toMatchObject({ dry_run: true, exit_code: 1, totals: { failed: 2 } });
+      expect(report.outcomes.map((o) => [o.name, o.action, o.error?.status])).toEqual([['issue_refund', 'failed', 409], ['typo_tool', 'failed', 400]]);
+      expect(report.outcomes[1]!.error!.details.map((d) => d.pointer)).toEqual(['/parameters/properties/n/minimun']);
+      expect((await (await registry.client(tenant)).getTool('issue_refund')).tool.revision).toBe(1);
+    });
+
+    it('refuses an empty input with exit 2 unless --allow-empty', async () => {
+      const env = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: await registry.token(uniqueTenant()) };
+      const empty = mkdtempSync(join(dir, 'empty-'));
+      const run = await cli(push(empty), env);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/no tool documents found/);
+      const allowed = await cli(push('--allow-empty', '--json', empty), env);
+      expect(allowed.code).toBe(0);
+      expect(JSON.parse(allowed.stdout)).toMatchObject({ exit_code: 0, outcomes: [] });
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
-import { type DiscoverResponse, RegistryClient, RegistryError, type ToolDocument, type ToolView } from '../../src/client/index.js';
+import { type DiscoverResponse, type ObjectSchema, RegistryClient, RegistryError, type ToolDocument, type ToolView } from '../../clients/typescript/src/index.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, uniqueTenant } from '../helpers/tokens.js';
@@ -90,7 +90,8 @@ forEachDatabase((db) => {
       const client = await registry.client(tenant);
       await client.createTool(refund());
       const result = await client.discover({ query: 'refund invoice 1024', top_k: 2, format: 'anthropic' });
-      expectTypeOf(result).toEqualTypeOf<DiscoverResponse>();
+      expectTypeOf(result).toEqualTypeOf<DiscoverResponse<'anthropic'>>();
+      expectTypeOf(result.tools[0]!.schema.input_schema).toEqualTypeOf<ObjectSchema>();
       expect(result.tools[0]).toMatchObject({ name: 'issue_refund', schema: { name: 'issue_refund', input_schema: expect.any(Object) } });
       expect(result.search_mode).toBe('lexical');
       expect((await client.discover('refund invoice')).tools[0]?.name).toBe('issue_refund');

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 
-import { RegistryClient, type RegistryClientOptions } from '../../src/client/index.js';
+import { RegistryClient, type RegistryClientOptions } from '../../clients/typescript/src/index.js';
 import type { Database } from '../../src/db/client.js';
 import { buildTestApp, type TestEnv } from '../helpers/app.js';
 import { PUBLISH, token } from '../helpers/tokens.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { parseRetryAfter, RegistryClient, RegistryError } from '../../src/client/index.js';
+import { parseRetryAfter, RegistryClient, RegistryError, VERSION } from '../../clients/typescript/src/index.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse, attempt: number) => void;
 
@@ -73,13 +73,52 @@ describe('RegistryClient retries', () => {
     expect(clock.delays).toEqual([5000, 5000]); // Retry-After capped by maxDelayMs
   });
 
-  it('does not retry client errors or 500s', async () => {
+  it('retries 408, 429 and 5xx, honouring Retry-After on a 429', async () => {
+    const statuses = [408, 429, 500, 502, 504];
+    const { url, attempts, server } = await serve((_request, response, attempt) => {
+      const status = statuses[attempt - 1];
+      if (status === undefined) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"tools":[],"next_cursor":null}');
+      response.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '2' } : {}) }).end(JSON.stringify({ error: { code: 'x', message: 'm', details: [], request_id: 'r' } }));
+    });
+    servers.push(server);
+    const clock = fakeSleep();
+    const client = new RegistryClient({ baseUrl: url, sleep: clock.sleep, retry: { retries: 5, baseDelayMs: 10, jitter: false } });
+    await expect(client.listTools()).resolves.toEqual({ tools: [], next_cursor: null });
+    expect(attempts()).toBe(6);
+    expect(clock.delays).toEqual([10, 2000, 40, 80, 160]);
+  });
+
+  it('does not retry client errors', async () => {
     const { url, attempts, server } = await serve((_request, response) =>
-      response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'internal', message: 'internal error', details: [], request_id: 'r' } })),
+      response.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'conflict', message: 'exists', details: [], request_id: 'r' } })),
     );
     servers.push(server);
-    await expect(new RegistryClient({ baseUrl: url, sleep: fakeSleep().sleep }).listTools()).rejects.toMatchObject({ status: 500, code: 'internal' });
+    await expect(new RegistryClient({ baseUrl: url, sleep: fakeSleep().sleep }).listTools()).rejects.toMatchObject({ status: 409, code: 'conflict', transient: false });
     expect(attempts()).toBe(1);
+  });
+
+  it('sends a user agent, and takes the base URL and token from REGISTRY_URL and REGISTRY_TOKEN', async () => {
+    let seen: { ua?: string; auth?: string } = {};
+    const { url, server } = await serve((request, response) => {
+      seen = { ua: request.headers['user-agent'], auth: request.headers.authorization };
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    });
+    servers.push(server);
+    const saved = { url: process.env.REGISTRY_URL, token: process.env.REGISTRY_TOKEN };
+    process.env.REGISTRY_URL = url;
+    process.env.REGISTRY_TOKEN = 'env-token';
+    try {
+      const client = new RegistryClient({ userAgent: 'my-gateway/2.1' });
+      expect(client.baseUrl).toBe(url);
+      await client.health();
+      expect(seen.auth).toBe('Bearer env-token');
+      expect(seen.ua).toBe(`my-gateway/2.1 tool-registry-client/${VERSION} node/${process.versions.node}`);
+    } finally {
+      for (const [key, value] of [['REGISTRY_URL', saved.url], ['REGISTRY_TOKEN', saved.token]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
   });
 
   it('retries network errors, then reports network_error with status 0', async () => {

@@ -29,6 +29,25 @@ describe('openapi/openapi.json', () => {
     expect(checkedIn === generated, `openapi/openapi.json drifted from the route schemas (${where}): run \`npm run openapi\` and commit the result`).toBe(true);
   });
 
+  it('gives every operation a unique operationId, never requires a defaulted field, and names a server', () => {
+    const document = JSON.parse(generated) as { servers: unknown[]; paths: Record<string, Record<string, { operationId?: string; parameters?: { required: boolean; schema: object }[] }>> };
+    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.servers.length).toBeGreaterThan(0);
+    const stack: unknown[] = [document];
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (typeof node !== 'object' || node === null) continue;
+      const schema = node as { required?: unknown; properties?: Record<string, { default?: unknown }>; schema?: { default?: unknown } };
+      if (Array.isArray(schema.required) && schema.properties) {
+        for (const name of schema.required) expect(schema.properties[name as string], `required ${String(name)} has a default`).not.toHaveProperty('default');
+      }
+      if (schema.required === true && schema.schema) expect(schema.schema).not.toHaveProperty('default');
+      stack.push(...Object.values(node));
+    }
+  });
+
   it('documents every error response with the shared error schema', () => {
     const document = JSON.parse(generated);
     const post = document.paths['/v1/tools'].post;

@@ -117,7 +117,8 @@ forEachDatabase((db) => {
             for (const tool of res.json().tools as { version: string; card: { version: string }; schema: { description: string; parameters: { properties: Record<string, unknown> } } }[]) {
               const n = tool.version.split('.')[1];
               expect(tool.card.version).toBe(tool.version);
-              expect(tool.schema.description).toBe(`Refund a paid invoice, revision ${n}.`);
+              // The rendered description is the stored one, then the tool's not_for guidance.
+              expect(tool.schema.description.split('\n\n')[0]).toBe(`Refund a paid invoice, revision ${n}.`);
               expect(Object.keys(tool.schema.parameters.properties)).toEqual([`marker_${n}`]);
             }
             const got = await call(b!, 'GET', '/v1/tools/issue_refund', { token: reader });

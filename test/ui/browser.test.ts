@@ -45,6 +45,11 @@ suite(skipReason ? `catalog UI in headless Chromium: SKIPPED, ${skipReason}` : '
     for (const doc of uiCatalog()) expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: doc })).statusCode).toBe(201);
     const bumped = { ...uiCatalog()[0]!, version: '1.1.0', summary: 'Refund a paid invoice in full or in part, to the original payment method.' };
     expect((await call(app, 'PUT', '/v1/tools/issue_refund', { token: publisher, body: bumped })).statusCode).toBe(200);
+    const wide = {
+      name: 'wide_schema_tool', version: '1.0.0', summary: 'First line of the summary.\nSecond line.', description: 'Paragraph one.\n\nParagraph two.', required_scopes: ['ui:wide'],
+      parameters: { type: 'object', properties: { token: { type: 'string', description: `An opaque token such as ${'averyveryverylongidentifier'.repeat(12)}` } } },
+    };
+    expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: wide })).statusCode).toBe(201);
     await app.indexer?.flush();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   });
@@ -93,7 +98,7 @@ suite(skipReason ? `catalog UI in headless Chromium: SKIPPED, ${skipReason}` : '
     await page.goto(`${origin}/ui/`);
     await pasteToken(page, reader);
     await expect.poll(() => page.locator('#catalog > li').count()).toBe(24);
-    await expect.poll(() => page.locator('#catalog-status').textContent()).toMatch(/24 tools shown, more available/);
+    await expect.poll(() => page.locator('#catalog-status').textContent()).toBe('25 tools · showing 24');
     await expect.poll(() => page.locator('#token-help').textContent()).toMatch(/agent-7.*in tenant.*billing:read/s);
     await page.screenshot({ path: `${SCREENSHOTS}/catalog.png` });
 
@@ -110,6 +115,45 @@ suite(skipReason ? `catalog UI in headless Chromium: SKIPPED, ${skipReason}` : '
     expect(await refund.locator('.costs').textContent()).toMatch(/openai:?\s*\d+/);
     await refund.getByText('Full schema').click();
     await expect.poll(() => refund.locator('pre.schema').first().textContent()).toContain('"reason"');
+    await page.close();
+  });
+
+  it('searches and filters the whole catalog with a total count; schemas wrap, line breaks stay', async () => {
+    const page = await openPage(900);
+    await page.goto(`${origin}/ui/`);
+    await pasteToken(page, publisher);
+    await expect.poll(() => page.locator('#catalog-status').textContent()).toMatch(/^\d+ tools · showing 24$/);
+    const total = Number((await page.locator('#catalog-status').textContent())!.split(' ')[0]);
+
+    await page.getByLabel('Search', { exact: true }).fill('invoice');
+    await expect.poll(() => page.locator('#catalog .tool-name').allTextContents()).toEqual(['get_invoice', 'issue_refund', 'list_invoices', 'void_invoice']);
+    expect(await page.locator('#catalog-status').textContent()).toBe(`${total} tools · 4 matches`);
+    // Every word must match, in any field: aliases and tags count.
+    await page.getByLabel('Search', { exact: true }).fill('invoice lines taxes');
+    await expect.poll(() => page.locator('#catalog .tool-name').allTextContents()).toEqual(['get_invoice']);
+    await page.getByLabel('Search', { exact: true }).fill('');
+    await page.getByLabel('Category', { exact: true }).selectOption('devops');
+    await page.getByLabel('Effects', { exact: true }).selectOption('read-only');
+    await expect.poll(() => page.locator('#catalog .tool-name').allTextContents()).toEqual(['get_service_logs', 'query_metrics']);
+    await page.getByLabel('Category', { exact: true }).selectOption('');
+    await page.getByLabel('Effects', { exact: true }).selectOption('');
+    await page.getByLabel('Tag', { exact: true }).selectOption('escalation');
+    await expect.poll(() => page.locator('#catalog .tool-name').allTextContents()).toEqual(['escalate_ticket']);
+    await page.getByLabel('Tag', { exact: true }).selectOption('');
+
+    await page.getByLabel('Search', { exact: true }).fill('wide_schema_tool');
+    const wide = page.locator('li[data-tool="wide_schema_tool"]');
+    await expect.poll(() => wide.count()).toBe(1);
+    expect(await wide.locator('.summary-text').innerText()).toBe('First line of the summary.\nSecond line.');
+    await wide.getByText('Full schema').click();
+    const schema = wide.locator('pre.schema').first();
+    await expect.poll(() => schema.textContent()).toContain('averyveryverylongidentifier');
+    // Wrapped: nothing is cut at the right edge (no horizontal scrolling inside the block).
+    const fits = "(() => { const n = document.querySelector('li[data-tool=\"wide_schema_tool\"] pre.schema'); return [n.scrollWidth, n.clientWidth]; })()";
+    const [scrollWidth, clientWidth] = (await page.evaluate(fits)) as [number, number];
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+    expect(await wide.locator('.description').innerText()).toContain('Paragraph one.\n\nParagraph two.');
+    await page.screenshot({ path: `${SCREENSHOTS}/search.png`, fullPage: true });
     await page.close();
   });
 

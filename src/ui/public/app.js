@@ -3,10 +3,12 @@
 
 const TOKEN_KEY = 'tool-registry.token';
 const PAGE_SIZE = 24;
-const FORMATS = ['openai', 'anthropic', 'mcp', 'raw'];
+const FETCH_SIZE = 200;
+const FORMATS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw'];
 
 const $ = (id) => document.getElementById(id);
-const state = { token: sessionStorage.getItem(TOKEN_KEY) ?? '', cursor: null, shown: 0, claims: null };
+// `all`: every card the token may see (loaded page by page); `limit`: how many matches are shown.
+const state = { token: sessionStorage.getItem(TOKEN_KEY) ?? '', all: [], limit: PAGE_SIZE, claims: null, cards: new Map(), loading: 0 };
 
 /** Creates an element: `el('p', { className: 'x' }, 'text', child)`. */
 function el(tag, props = {}, ...children) {
@@ -103,7 +105,7 @@ function setToken(token) {
   showError('');
   $('results').replaceChildren();
   $('discover-summary').hidden = true;
-  void loadCatalog(true);
+  void loadCatalog();
 }
 
 // ---- catalog ------------------------------------------------------------------------------
@@ -198,36 +200,87 @@ function catalogCard(card) {
   );
 }
 
-async function loadCatalog(reset) {
-  const list = $('catalog');
-  const status = $('catalog-status');
-  const more = $('more');
-  if (reset) {
-    state.cursor = null;
-    state.shown = 0;
-    list.replaceChildren();
-  }
+/** The words a card is searched by: its name split into words, texts, aliases, tags and category. */
+function haystack(card) {
+  const nameWords = card.name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_.-]+/g, ' ');
+  return [card.name, nameWords, card.summary, card.not_for ?? '', ...card.aliases, ...card.examples, ...card.tags, card.category ?? '', ...card.required_scopes].join(' \n ').toLowerCase();
+}
+
+/** The cards matching the search box and filters, in catalog (name) order. */
+function matches() {
+  const words = $('search').value.toLowerCase().split(/\s+/).filter(Boolean);
+  const category = $('filter-category').value;
+  const tag = $('filter-tag').value;
+  const effects = $('filter-effects').value;
+  return state.all.filter(
+    (card) =>
+      (!category || card.category === category) &&
+      (!tag || card.tags.includes(tag)) &&
+      (!effects || (effects === 'side-effects') === card.side_effects) &&
+      words.every((word) => card.haystack.includes(word)),
+  );
+}
+
+function fillSelect(select, values) {
+  const current = select.value;
+  select.replaceChildren(el('option', { value: '' }, 'All'), ...values.map((v) => el('option', { value: v }, v)));
+  select.value = values.includes(current) ? current : '';
+}
+
+/** Renders the first `state.limit` matches and the count line. */
+function renderCatalog() {
+  const found = matches();
+  const shown = found.slice(0, state.limit);
+  $('catalog').replaceChildren(
+    ...shown.map((card) => {
+      // One element per tool, kept across renders, so an opened schema stays open while filtering.
+      if (!state.cards.has(card.name)) state.cards.set(card.name, catalogCard(card));
+      return state.cards.get(card.name);
+    }),
+  );
+  const total = state.all.length;
+  const filtered = found.length !== total;
+  const parts = [total === 0 ? 'This token may see no tools.' : `${number.format(total)} tool${total === 1 ? '' : 's'}`];
+  if (total > 0 && filtered) parts.push(`${number.format(found.length)} match${found.length === 1 ? '' : 'es'}`);
+  if (shown.length < found.length) parts.push(`showing ${number.format(shown.length)}`);
+  if (state.loading) parts.push('loading more…');
+  $('catalog-status').textContent = parts.join(' · ');
+  $('more').hidden = shown.length >= found.length;
+}
+
+/** Loads every card the token may see (pages of FETCH_SIZE), rendering as pages arrive. */
+async function loadCatalog() {
+  const generation = (state.loading = (state.loading || 0) + 1);
+  state.all = [];
+  state.cards = new Map();
+  state.limit = PAGE_SIZE;
+  $('catalog').replaceChildren();
+  for (const id of ['search', 'filter-category', 'filter-tag', 'filter-effects']) $(id).disabled = !state.token;
   if (!state.token) {
-    more.hidden = true;
-    status.textContent = 'Paste a token to see the tools it may use.';
+    state.loading = 0;
+    $('more').hidden = true;
+    $('catalog-status').textContent = 'Paste a token to see the tools it may use.';
     return;
   }
-  status.textContent = 'Loading…';
-  more.disabled = true;
+  $('catalog-status').textContent = 'Loading…';
   try {
-    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (state.cursor) query.set('cursor', state.cursor);
-    const page = await api(`/v1/tools?${query}`);
-    list.append(...page.tools.map(catalogCard));
-    state.shown += page.tools.length;
-    state.cursor = page.next_cursor;
-    more.hidden = !page.next_cursor;
-    status.textContent = state.shown === 0 ? 'This token may see no tools.' : `${state.shown} tool${state.shown === 1 ? '' : 's'}${page.next_cursor ? ' shown, more available' : ''}`;
+    let cursor = null;
+    do {
+      const query = new URLSearchParams({ limit: String(FETCH_SIZE) });
+      if (cursor) query.set('cursor', cursor);
+      const page = await api(`/v1/tools?${query}`);
+      if (state.loading !== generation) return; // a newer load (token change, refresh) took over
+      state.all.push(...page.tools.map((card) => ({ ...card, haystack: haystack(card) })));
+      cursor = page.next_cursor;
+      if (!cursor) state.loading = 0;
+      fillSelect($('filter-category'), [...new Set(state.all.map((c) => c.category).filter(Boolean))].sort());
+      fillSelect($('filter-tag'), [...new Set(state.all.flatMap((c) => c.tags))].sort());
+      renderCatalog();
+    } while (cursor);
   } catch (error) {
-    status.textContent = 'Could not load the catalog.';
+    state.loading = 0;
+    $('catalog-status').textContent = 'Could not load the catalog.';
     showError(error.message);
-  } finally {
-    more.disabled = false;
   }
 }
 
@@ -344,8 +397,18 @@ $('token-form').addEventListener('submit', (event) => {
   setToken($('token').value);
 });
 $('forget').addEventListener('click', () => setToken(''));
-$('refresh').addEventListener('click', () => loadCatalog(true));
-$('more').addEventListener('click', () => loadCatalog(false));
+$('refresh').addEventListener('click', () => loadCatalog());
+$('more').addEventListener('click', () => {
+  state.limit += PAGE_SIZE;
+  renderCatalog();
+});
+$('filters').addEventListener('submit', (event) => event.preventDefault());
+for (const id of ['search', 'filter-category', 'filter-tag', 'filter-effects']) {
+  $(id).addEventListener(id === 'search' ? 'input' : 'change', () => {
+    state.limit = PAGE_SIZE;
+    renderCatalog();
+  });
+}
 $('discover-form').addEventListener('submit', discover);
 $('query').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {

@@ -1,5 +1,6 @@
 import { RegistryError } from './errors.js';
 import type { ErrorBody, ServerErrorCode } from './types.js';
+import { VERSION } from './version.js';
 
 /** A fetch implementation (the global one by default; inject one for tests or proxies). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -14,7 +15,7 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** Cap on any single delay, Retry-After included (default 10 000). */
   maxDelayMs?: number;
-  /** Statuses to retry (default [503]; add 429 to ride out rate limits). */
+  /** Statuses to retry (default 408, 429 and 5xx: 500, 502, 503, 504), each honouring Retry-After. */
   statuses?: number[];
   /** Retry network errors and timeouts (default true). */
   networkErrors?: boolean;
@@ -23,15 +24,17 @@ export interface RetryOptions {
 }
 
 export interface TransportOptions {
-  /** Base URL of the service, e.g. http://localhost:8080. */
-  baseUrl: string;
-  /** Bearer JWT, or a function returning a fresh one for each request. */
+  /** Base URL of the service, e.g. http://localhost:8080 (default: env REGISTRY_URL, else http://localhost:8080). */
+  baseUrl?: string;
+  /** Bearer JWT, or a function returning a fresh one for each request (default: env REGISTRY_TOKEN). */
   token?: TokenSource;
+  /** Added before this package's own user agent, e.g. "my-gateway/2.1". */
+  userAgent?: string;
   /** fetch implementation (default: the global fetch). */
   fetch?: FetchLike;
   /** Per-attempt timeout in ms (default 30 000; 0 disables). */
   timeoutMs?: number;
-  /** Backoff policy for 503 and network errors (default: 3 retries from 200 ms, Retry-After honoured). */
+  /** Backoff policy for 408, 429, 5xx and network errors (default: 3 retries from 200 ms, Retry-After honoured). */
   retry?: RetryOptions;
   /** Extra headers on every request (e.g. x-request-id for tracing). */
   headers?: Record<string, string>;
@@ -67,6 +70,24 @@ const CODE_BY_STATUS: Record<number, ServerErrorCode> = {
   413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'unavailable',
 };
 
+/** Default statuses retried: request timeout, rate limited, and server-side failures. */
+export const RETRY_STATUSES: readonly number[] = [408, 429, 500, 502, 503, 504];
+
+/** The default service address when neither an option nor REGISTRY_URL gives one. */
+export const DEFAULT_BASE_URL = 'http://localhost:8080';
+
+/** An environment variable, where there is an environment (Node, Deno, Bun; not browsers). */
+function environment(name: string): string | undefined {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const value = env?.[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function runtime(): string {
+  const versions = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions;
+  return versions?.node ? `node/${versions.node}` : 'js';
+}
+
 /** Parses Retry-After (delta seconds or an HTTP date) into milliseconds. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined;
@@ -84,15 +105,19 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 /** The HTTP core of the SDK: auth header, JSON, timeouts, typed errors, retries with backoff. */
 export class Transport {
-  private readonly baseUrl: string;
+  readonly baseUrl: string;
+  private readonly token: TokenSource | undefined;
+  private readonly userAgent: string;
   private readonly fetch: FetchLike;
   private readonly retry: Required<RetryOptions>;
   private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor(private readonly options: TransportOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+  constructor(private readonly options: TransportOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? environment('REGISTRY_URL') ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    this.token = options.token ?? environment('REGISTRY_TOKEN');
+    this.userAgent = `${options.userAgent ? `${options.userAgent} ` : ''}tool-registry-client/${VERSION} ${runtime()}`;
     this.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.retry = { retries: 3, baseDelayMs: 200, maxDelayMs: 10_000, statuses: [503], networkErrors: true, jitter: true, ...options.retry };
+    this.retry = { retries: 3, baseDelayMs: 200, maxDelayMs: 10_000, statuses: [...RETRY_STATUSES], networkErrors: true, jitter: true, ...options.retry };
     this.sleep = options.sleep ?? defaultSleep;
   }
 
@@ -129,8 +154,8 @@ export class Transport {
   }
 
   private async headers(spec: RequestSpec): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
-    const token = typeof this.options.token === 'function' ? await this.options.token() : this.options.token;
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent, ...this.options.headers };
+    const token = typeof this.token === 'function' ? await this.token() : this.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     for (const [key, value] of Object.entries(spec.headers ?? {})) if (value !== undefined) headers[key] = value;

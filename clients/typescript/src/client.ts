@@ -9,6 +9,8 @@ import type {
   DiscoverRequest,
   DiscoverResponse,
   DiscoveryRecord,
+  DryRunResult,
+  IndexStatus,
   ListDiscoveriesParams,
   ListToolsParams,
   Readiness,
@@ -18,6 +20,7 @@ import type {
   ToolResult,
   ToolVersion,
   ToolView,
+  SchemaFormat,
 } from './types.js';
 
 /** How the client reaches the service: the transport's options. */
@@ -29,15 +32,28 @@ export interface CallOptions {
 
 const toolPath = (name: string) => `/v1/tools/${encodeURIComponent(name)}`;
 
+export interface WaitOptions extends CallOptions {
+  /** Give up after this long (default 60 000 ms). */
+  timeoutMs?: number;
+  /** Time between polls (default 500 ms). */
+  intervalMs?: number;
+}
+
 /**
- * Typed client of the tool registry HTTP API. Every failure is a {@link RegistryError}; 503s and
- * network errors are retried with exponential backoff, honouring Retry-After.
+ * Typed client of the tool registry HTTP API. Every failure is a {@link RegistryError}; 408, 429,
+ * 5xx and network errors are retried with exponential backoff, honouring Retry-After. Without
+ * options it reads REGISTRY_URL and REGISTRY_TOKEN from the environment.
  */
 export class RegistryClient {
   private readonly transport: Transport;
 
-  constructor(options: RegistryClientOptions) {
+  constructor(options: RegistryClientOptions = {}) {
     this.transport = new Transport(options);
+  }
+
+  /** The base URL requests go to. */
+  get baseUrl(): string {
+    return this.transport.baseUrl;
   }
 
   /** POST /v1/tools: registers a new tool (409 `conflict` when the name exists). */
@@ -59,6 +75,38 @@ export class RegistryClient {
       signal: options.signal,
     });
     return { tool: response.body, etag: response.headers.get('etag') ?? '' };
+  }
+
+  /** POST /v1/tools?dry_run=true: every check of {@link createTool} (its 4xx as a RegistryError), nothing stored. */
+  async dryRunCreate(document: ToolDocument, options: CallOptions = {}): Promise<DryRunResult> {
+    const response = await this.transport.request<DryRunResult>({ method: 'POST', path: '/v1/tools', query: { dry_run: true }, body: document, signal: options.signal });
+    return response.body;
+  }
+
+  /** PUT /v1/tools/{name}?dry_run=true: every check of {@link updateTool} (version rules, If-Match), nothing stored. */
+  async dryRunUpdate(name: string, document: ToolDocument, options: CallOptions & { ifMatch?: string } = {}): Promise<DryRunResult> {
+    const response = await this.transport.request<DryRunResult>({
+      method: 'PUT',
+      path: toolPath(name),
+      query: { dry_run: true },
+      body: document,
+      headers: { 'if-match': options.ifMatch },
+      signal: options.signal,
+    });
+    return response.body;
+  }
+
+  /**
+   * Polls a tool's `index_status` (publishers) until it is `indexed` or `failed`, or the timeout
+   * passes; resolves with the last status seen.
+   */
+  async waitForIndex(name: string, options: WaitOptions = {}): Promise<IndexStatus> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const status = (await this.getTool(name, options)).tool.index_status ?? 'indexed';
+      if (status !== 'pending' || Date.now() >= deadline) return status;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 500, Math.max(0, deadline - Date.now()))));
+    }
   }
 
   /** GET /v1/tools/{name}: the tool with its full schema (404 `not_found` when unknown or not visible). */
@@ -121,10 +169,13 @@ export class RegistryClient {
     return { tool: response.body, etag: response.headers.get('etag') ?? '' };
   }
 
-  /** POST /v1/discover: the few tools that fit `query`, with full schemas for those only. */
-  async discover(request: DiscoverRequest | string, options: CallOptions = {}): Promise<DiscoverResponse> {
+  /**
+   * POST /v1/discover: the few tools that fit `query`, with full schemas for those only, typed by
+   * the requested `format` (`openai` when absent): `(await discover({ query, format: 'anthropic' })).tools[0].schema.input_schema`.
+   */
+  async discover<F extends SchemaFormat = 'openai'>(request: DiscoverRequest<F> | string, options: CallOptions = {}): Promise<DiscoverResponse<F>> {
     const body = typeof request === 'string' ? { query: request } : request;
-    const response = await this.transport.request<DiscoverResponse>({ method: 'POST', path: '/v1/discover', body, signal: options.signal });
+    const response = await this.transport.request<DiscoverResponse<F>>({ method: 'POST', path: '/v1/discover', body, signal: options.signal });
     return response.body;
   }
 

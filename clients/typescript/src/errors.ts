@@ -24,9 +24,14 @@ export class RegistryError extends Error {
   /** Delay the service asked for (Retry-After), if any. */
   readonly retryAfterMs: number | undefined;
 
-  /** True for failures worth retrying later: 503, 429, network errors and timeouts. */
+  /** True for failures worth retrying later: 408, 429, 5xx, network errors and timeouts. */
   get transient(): boolean {
-    return this.status === 503 || this.status === 429 || this.code === 'network_error' || this.code === 'timeout';
+    return this.status === 408 || this.status === 429 || this.status >= 500 || this.code === 'network_error' || this.code === 'timeout';
+  }
+
+  /** True when the token was refused (401) or lacks a scope (403): retrying cannot help. */
+  get auth(): boolean {
+    return this.status === 401 || this.status === 403;
   }
 
   /** One line per validation detail, for humans. */

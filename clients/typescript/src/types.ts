@@ -1,0 +1,333 @@
+/**
+ * Wire types of the registry API, written out so the package carries no server code. The
+ * registry's own test suite checks them against the service's route schemas at compile time
+ * (`test/client/types-match.test.ts` in the service repository), so they cannot drift unnoticed.
+ */
+
+/** A JSON Schema (draft 2020-12 or draft-07), as stored and sent to models. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** A parameters schema: the root is always an object. */
+export type ObjectSchema = JsonSchema & { type: 'object'; properties?: { [name: string]: object }; required?: string[] };
+
+/** The tool-definition formats discovery renders schemas in. */
+export type SchemaFormat = 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'mcp' | 'raw';
+
+/** Retrieval legs discovery ranks with. */
+export type SearchMode = 'hybrid' | 'lexical' | 'vector';
+
+/** OpenAI Chat Completions function tool; `strict` is true only when the schema meets strict mode. */
+export interface OpenAiTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: ObjectSchema; strict?: boolean };
+}
+
+/** OpenAI Responses API function tool; `strict` is always said (the API defaults it to true). */
+export interface OpenAiResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: ObjectSchema;
+  strict: boolean;
+}
+
+/** Anthropic Messages API tool. */
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: ObjectSchema;
+}
+
+/** Gemini function declaration (JSON Schema variant). */
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description: string;
+  parametersJsonSchema: ObjectSchema;
+  responseJsonSchema?: JsonSchema;
+}
+
+/** MCP `Tool`, with the hints the registry knows and those an imported tool came with. */
+export interface McpTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: ObjectSchema;
+  outputSchema?: ObjectSchema;
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+}
+
+/** The registry's own view: name, description, parameters and returns. */
+export interface RawTool {
+  name: string;
+  description: string;
+  parameters: ObjectSchema;
+  returns?: JsonSchema;
+}
+
+/** The rendered schema of each format: `discover({ format })` returns this type for its tools. */
+export interface SchemaByFormat {
+  openai: OpenAiTool;
+  'openai-responses': OpenAiResponsesTool;
+  anthropic: AnthropicTool;
+  gemini: GeminiFunctionDeclaration;
+  mcp: McpTool;
+  raw: RawTool;
+}
+
+/** Prompt tokens (o200k) of a tool's full schema per format. */
+export type ToolTokenCosts = Record<SchemaFormat, number>;
+
+/** One argument-level rule checked by /v1/authorize. */
+export interface PolicyRule {
+  id?: string;
+  when: { pointer: string; op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'exists' | 'missing'; value?: unknown }[];
+  require_scopes?: string[];
+  deny?: true;
+  message?: string;
+}
+
+/** A tool document as a publisher sends it (`x-` extension fields allowed). */
+export interface ToolDocument {
+  name: string;
+  version: string;
+  description: string;
+  summary?: string;
+  not_for?: string;
+  aliases?: string[];
+  examples?: string[];
+  tags?: string[];
+  category?: string;
+  required_scopes?: string[];
+  sensitivity?: 'low' | 'medium' | 'high';
+  side_effects?: boolean;
+  parameters: JsonSchema;
+  returns?: JsonSchema;
+  policy?: PolicyRule[];
+  [extension: `x-${string}`]: unknown;
+}
+
+/** The light card of a tool, as listings and discovery show it. */
+export interface ToolCard {
+  name: string;
+  version: string;
+  status: 'active' | 'retired';
+  summary: string;
+  not_for: string | null;
+  aliases: string[];
+  examples: string[];
+  tags: string[];
+  category: string | null;
+  required_scopes: string[];
+  sensitivity: 'low' | 'medium' | 'high';
+  side_effects: boolean;
+  tokens: ToolTokenCosts;
+  updated_at: string;
+}
+
+/** What the registry learned from calls discovery missed (publishers only). */
+export interface LearnedAlias {
+  id: number;
+  query: string;
+  misses: number;
+  active: boolean;
+  first_seen: string;
+  last_seen: string;
+  [field: string]: unknown;
+}
+
+/** Whether a tool is searchable by meaning yet: its vectors are current, pending, or failed (retried). */
+export type IndexStatus = 'pending' | 'indexed' | 'failed';
+
+/** The stored tool with its full schema, status, revision and token cost per format. */
+export interface ToolView extends ToolCard {
+  description: string;
+  parameters: JsonSchema;
+  returns: JsonSchema | null;
+  policy: PolicyRule[];
+  revision: number;
+  created_at: string;
+  /** Publishers only. */
+  learned_aliases?: LearnedAlias[];
+  /** Publishers only. */
+  index_status?: IndexStatus;
+  [extension: `x-${string}`]: unknown;
+}
+
+/** One validation problem: where (a JSON pointer) and what. */
+export interface ErrorDetail {
+  pointer: string;
+  message: string;
+  in?: string;
+}
+
+/** Error codes the service sends. */
+export type ServerErrorCode =
+  | 'bad_request'
+  | 'validation_failed'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'precondition_failed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+/** Codes of failures without a usable response. */
+export type ClientErrorCode = 'network_error' | 'timeout' | 'invalid_response';
+
+/** The error body of every failed request. */
+export interface ErrorBody {
+  error: { code: string; message: string; details: ErrorDetail[]; request_id: string };
+}
+
+/** A stored tool and its ETag (send it back as `ifMatch` for optimistic concurrency). */
+export interface ToolResult {
+  tool: ToolView;
+  etag: string;
+}
+
+/** What a write did, or would do on a dry run. */
+export type WriteOutcome = 'created' | 'updated' | 'restored' | 'unchanged';
+
+/** A dry run's answer (`?dry_run=true`): nothing was stored. */
+export interface DryRunResult {
+  dry_run: true;
+  outcome: WriteOutcome;
+  /** Top-level fields the call would change (empty when creating or unchanged). */
+  changes: string[];
+  /** The ETag the tool would have. */
+  etag: string;
+  tool: ToolView;
+}
+
+export interface ListToolsParams {
+  /** 1..200, default 50. */
+  limit?: number;
+  cursor?: string;
+  /** Publishers only: include retired tools. */
+  includeRetired?: boolean;
+  category?: string;
+  /** A tool matches when it has any of these tags. */
+  tags?: string[];
+}
+
+export interface ToolPage {
+  tools: ToolCard[];
+  next_cursor: string | null;
+}
+
+export interface ToolVersion {
+  revision: number;
+  version: string;
+  created_at: string;
+  created_by: string | null;
+  document: Record<string, unknown>;
+}
+
+export interface DiscoverRequest<F extends SchemaFormat = SchemaFormat> {
+  /** The user's request, in their words. */
+  query: string;
+  /** 1..10, default 3. */
+  top_k?: number;
+  /** Schema format of the shortlist, default `openai`. */
+  format?: F;
+  /** Retrieval legs (extension), default `hybrid`. */
+  mode?: SearchMode;
+  filters?: { category?: string; tags?: string[] };
+}
+
+/** One shortlisted tool; `schema` is typed by the requested format. */
+export interface DiscoveredTool<F extends SchemaFormat = SchemaFormat> {
+  name: string;
+  version: string;
+  score: number;
+  card: ToolCard;
+  schema: SchemaByFormat[F];
+}
+
+export interface DiscoverResponse<F extends SchemaFormat = SchemaFormat> {
+  discovery_id: string;
+  tools: DiscoveredTool<F>[];
+  tokens: { shortlist: number; catalog: number };
+  low_confidence: boolean;
+  search_mode: SearchMode;
+  [extension: string]: unknown;
+}
+
+export interface ListDiscoveriesParams {
+  limit?: number;
+  /** ISO date-time: only discoveries before it (pagination). */
+  before?: string;
+  /** Only empty or low-confidence shortlists. */
+  poor?: boolean;
+}
+
+export interface DiscoveryRecord {
+  discovery_id: string;
+  at: string;
+  subject: string | null;
+  query: string;
+  shortlist: { name: string; version: string; score: number }[];
+  search_mode: string;
+  low_confidence: boolean;
+  latency_ms: number;
+}
+
+/** POST /v1/authorize body. */
+export interface AuthorizeRequest {
+  tool: string;
+  version?: string;
+  arguments: Record<string, unknown>;
+  discovery_id?: string;
+}
+
+/** Why a call was denied: a stable code, a message, and a JSON pointer for argument failures. */
+export interface AuthorizeReason {
+  code: string;
+  message: string;
+  pointer?: string;
+}
+
+/** The gateway's decision; a deny is a normal result, not an error. */
+export interface AuthorizeResponse {
+  decision: 'allow' | 'deny';
+  reasons: AuthorizeReason[];
+  tool: { name: string; version: string | null };
+}
+
+export interface AuditParams {
+  /** 1..500, default 100. */
+  limit?: number;
+  /** Only entries with a smaller id: pass the previous page's `next_before`. */
+  before?: number;
+  action?: 'publish' | 'restore' | 'retire' | 'authorize';
+  tool?: string;
+}
+
+/** One audit record: a publish, restore, retirement or authorize decision. */
+export interface AuditRecord {
+  id: number;
+  at: string;
+  actor: string | null;
+  action: string;
+  tool: { name: string; version: string | null };
+  decision: 'allow' | 'deny' | null;
+  reasons: unknown[] | null;
+  discovery_id: string | null;
+  [field: string]: unknown;
+}
+
+export interface AuditPage {
+  entries: AuditRecord[];
+  /** Pass as `before` for the next page; null on the last page. */
+  next_before: number | null;
+}
+
+export interface Readiness {
+  status: string;
+  checks?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
