@@ -111,6 +111,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
+  const encoder = deps.embedder;
+  if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify());
   const authorize = new AuthorizeService(

@@ -33,6 +33,8 @@ export class EmbeddingIndexer {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private indexed = false;
+  /** Aborted on stop: encoder work not yet started is dropped, so shutdown does not wait for it. */
+  private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
   status = 'ok';
 
@@ -52,6 +54,7 @@ export class EmbeddingIndexer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.timer);
     await this.running;
   }
@@ -85,6 +88,7 @@ export class EmbeddingIndexer {
         }
         this.status = 'ok';
       } catch (error) {
+        if (this.stopped) return; // work dropped by stop(), not a failure
         this.status = `failing: ${(error as Error).message}`;
         this.log.warn({ err: error }, 'embedding tools failed; discovery stays lexical for them until a retry succeeds');
         return;
@@ -97,7 +101,7 @@ export class EmbeddingIndexer {
     const batch = await staleTools(this.db, this.embedder.model, this.options.batchSize);
     if (batch.length === 0) return 0;
     const texts = batch.map(cardEmbeddingTexts);
-    const vectors = await this.embedder.embed(texts.flat());
+    const vectors = await this.embedder.embed(texts.flat(), { purpose: 'index', signal: this.stopping.signal });
     let offset = 0;
     for (const [i, tool] of batch.entries()) {
       const count = texts[i]!.length;

@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 
 import type { SearchMode, StageTimings } from '../discovery/service.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
+import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
@@ -102,6 +103,31 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         this.inc(stats.failures);
+      },
+    });
+  }
+
+  /** Exposes an in-process encoder's work: texts encoded and jobs waiting, per purpose (query, index). */
+  trackEncoder(counters: () => EncoderCounters): void {
+    new Counter({
+      name: 'tool_registry_encoder_texts_total',
+      help: 'Texts the in-process encoder embedded, by purpose (query, index)',
+      labelNames: ['purpose'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const { encoded } = counters();
+        for (const [purpose, n] of Object.entries(encoded)) this.inc({ purpose }, n);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_encoder_queue',
+      help: 'Encoder jobs waiting or running, by purpose (query, index)',
+      labelNames: ['purpose'],
+      registers: [this.registry],
+      collect() {
+        const { queued } = counters();
+        for (const [purpose, n] of Object.entries(queued)) this.set({ purpose }, n);
       },
     });
   }
