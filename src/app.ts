@@ -13,6 +13,7 @@ import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
+import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { DiscoveryService } from './discovery/service.js';
 import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
@@ -106,7 +107,12 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
       })
     : undefined;
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
+  const discoveryLog = new DiscoveryLogWriter(db, app.log);
+  app.metrics.trackDiscoveryLog(discoveryLog.stats);
+  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
+  app.addHook('onClose', async () => discoveryLog.flush());
   const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
+    log: discoveryLog,
     vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
@@ -120,6 +126,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     deps.config.learning,
     (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
     () => indexer?.notify(),
+    discoveryLog,
   );
   app.addHook('onReady', async () => learning.start());
   app.addHook('onClose', async () => learning.stop());
@@ -145,7 +152,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   await app.register(async (api) => {
     api.addHook('onRequest', api.authenticate);
     await api.register(toolRoutes, { tools, learning, limits: deps.config.limits });
-    await api.register(discoveryRoutes, { discovery });
+    await api.register(discoveryRoutes, { discovery, log: discoveryLog });
     await api.register(authorizeRoutes, { authorize });
     await api.register(auditRoutes);
     await api.register(learningRoutes, { learning });

@@ -55,6 +55,8 @@ export class AuthorizeService {
     private readonly onDecision: DecisionListener = () => undefined,
     /** Called after a learned alias changed a tool's card (to re-embed it). */
     private readonly onLearned: () => void = () => undefined,
+    /** The discovery log is written in batches: waits until a cited discovery is readable. */
+    private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
   ) {}
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
@@ -116,6 +118,7 @@ export class AuthorizeService {
   private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
     const allowed = decision.decision === 'allow' && row !== undefined;
     let learned = false;
+    if (allowed && this.learning.enabled && input.discovery_id !== undefined) await this.discoveries.settle(input.discovery_id);
     await this.db.transaction(async (tx) => {
       await appendAudit(tx, {
         tenantId: principal.tenant,

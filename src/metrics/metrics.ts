@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { SearchMode, StageTimings } from '../discovery/service.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
 import type { EncoderCounters } from '../embedding/provider.js';
@@ -128,6 +129,38 @@ export class ServiceMetrics {
       collect() {
         const { queued } = counters();
         for (const [purpose, n] of Object.entries(queued)) this.set({ purpose }, n);
+      },
+    });
+  }
+
+  /** Exposes the batched discovery log: entries written, dropped (buffer full), buffered, failed flushes. */
+  trackDiscoveryLog(stats: DiscoveryLogStats): void {
+    new Counter({
+      name: 'tool_registry_discovery_log_entries_total',
+      help: 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ outcome: 'written' }, stats.written);
+        this.inc({ outcome: 'dropped' }, stats.dropped);
+      },
+    });
+    new Counter({
+      name: 'tool_registry_discovery_log_failed_flushes_total',
+      help: 'Batched discovery log writes that failed (their entries are retried while the buffer has room)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stats.failedFlushes);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_discovery_log_buffered',
+      help: 'Discovery log entries waiting to be written',
+      registers: [this.registry],
+      collect() {
+        this.set(stats.buffered);
       },
     });
   }
