@@ -8,7 +8,7 @@ import { countCall, recordMiss, refreshLearnedText } from '../learning/repositor
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
-import { findDiscovery, findForDecision, type ToolForDecision } from './repository.js';
+import { findDiscovery, findForDecision, recordDecision, type ToolForDecision } from './repository.js';
 
 export interface AuthorizeInput {
   tool: string;
@@ -118,22 +118,27 @@ export class AuthorizeService {
   private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
     const allowed = decision.decision === 'allow' && row !== undefined;
     let learned = false;
-    if (allowed && this.learning.enabled && input.discovery_id !== undefined) await this.discoveries.settle(input.discovery_id);
+    const audit = {
+      tenantId: principal.tenant,
+      actor: principal.subject,
+      action: 'authorize',
+      toolName: input.tool,
+      toolVersion: row?.version ?? null,
+      decision: decision.decision,
+      reasons: auditReasons,
+      discoveryId: input.discovery_id ?? null,
+    };
+    // Without learning to do, the decision is one statement (audit entry and usage count together).
+    const discoveryId = input.discovery_id;
+    if (!allowed || !this.learning.enabled || discoveryId === undefined) {
+      await recordDecision(this.db, audit, allowed ? { toolId: row.id } : undefined);
+      return;
+    }
+    await this.discoveries.settle(discoveryId);
     await this.db.transaction(async (tx) => {
-      await appendAudit(tx, {
-        tenantId: principal.tenant,
-        actor: principal.subject,
-        action: 'authorize',
-        toolName: input.tool,
-        toolVersion: row?.version ?? null,
-        decision: decision.decision,
-        reasons: auditReasons,
-        discoveryId: input.discovery_id ?? null,
-      });
-      if (!allowed) return;
+      await appendAudit(tx, audit);
       await countCall(tx, row.id, principal.tenant);
-      if (!this.learning.enabled || input.discovery_id === undefined) return;
-      const discovery = await findDiscovery(tx, principal.tenant, input.discovery_id);
+      const discovery = await findDiscovery(tx, principal.tenant, discoveryId);
       if (!discovery || discovery.names.includes(row.name)) return;
       await recordMiss(tx, row.id, principal.tenant, discovery.query);
       await refreshLearnedText(tx, row.id, this.learning);
