@@ -40,6 +40,8 @@ export interface SizeReport {
   keywordP50?: number;
   keywordP95?: number;
   legs: LegReport[];
+  /** Database families whose run failed, with the reason. */
+  failures: string[];
 }
 
 export interface BenchReport {
@@ -116,6 +118,8 @@ export function markdownReport(report: BenchReport): string {
   for (const size of report.sizes) {
     out.push(`## ${size.size.toLocaleString('en')} tools in the caller's tenant`, '');
     out.push(`${size.totalTools.toLocaleString('en')} tools over ${size.tenants} tenants; the caller sees ${size.visibleTools.toLocaleString('en')}.`, '');
+    for (const failure of size.failures) out.push(`- **FAILED** ${failure}`);
+    if (size.failures.length > 0) out.push('');
     if (size.registrations.length > 0) {
       out.push('| service | database | registration tools/s | registration s | every vector after s | how | failed | server peak RSS MiB |', '|---|---|---|---|---|---|---|---|');
       for (const r of size.registrations) {

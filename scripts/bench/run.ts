@@ -169,7 +169,17 @@ async function waitCpuIdle(pid: number): Promise<void> {
   }
 }
 
-const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
+/** fetch, retried once on a network error (a keep-alive socket the server closed while idle). */
+async function request(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch {
+    await sleep(200);
+    return fetch(url, init);
+  }
+}
+
+const scrape = async (base: string) => (await request(`${base}/metrics`)).text();
 
 interface Scenario {
   name: string;
@@ -206,7 +216,7 @@ async function loadScenarios(base: string, caller: string, visibleTools: BenchTo
     }
   }
 
-  const probe = await fetch(`${base}/v1/authorize`, {
+  const probe = await request(`${base}/v1/authorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${caller}` },
     body: JSON.stringify({ tool: visibleTools[0]!.name, arguments: catalog.args(visibleTools[0]!) }),
@@ -258,7 +268,7 @@ async function shortlistSample(base: string, caller: string) {
   let catalogTokens = 0;
   const n = 20;
   for (let i = 0; i < n; i += 1) {
-    const response = await fetch(`${base}/v1/discover`, {
+    const response = await request(`${base}/v1/discover`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${caller}` },
       body: JSON.stringify({ query: catalog.request(seed + 4, i), top_k: 3, format: 'openai' }),
@@ -351,6 +361,8 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     log(`all vectors after ${indexingSeconds} s from the first registration`);
     if (!ctx.report.catalogBytes) Object.assign(ctx.report, catalogBaseline(ctx.visibleTools), await shortlistSample(base, ctx.caller));
     return { server: server.label, database, ...registration, indexingSeconds, indexedBy: how, serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1) };
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; server exit ${child.process.exitCode}, end of its output:\n${child.output.slice(-1500)}`, { cause: error });
   } finally {
     await child.stop();
   }
@@ -372,6 +384,8 @@ async function leg(ctx: SizeContext, server: { label: string; root: string }, la
       authorize,
       scenarios,
     });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; server exit ${child.process.exitCode}, end of its output:\n${child.output.slice(-1500)}`, { cause: error });
   } finally {
     await child.stop();
   }
@@ -388,7 +402,7 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
     })),
   );
   const visibleTools = catalogs[0]!.tools.filter((t) => visible(t, scopeSet));
-  const report: SizeReport = { size, tenants: tenantCount, totalTools: catalogs.reduce((n, c) => n + c.tools.length, 0), visibleTools: visibleTools.length, registrations: [], legs: [] };
+  const report: SizeReport = { size, tenants: tenantCount, totalTools: catalogs.reduce((n, c) => n + c.tools.length, 0), visibleTools: visibleTools.length, registrations: [], legs: [], failures: [] };
   const ctx: SizeContext = {
     size,
     catalogs,
@@ -402,14 +416,26 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
   const env = serviceEnvironment(port, embeddingUrl);
   let stream = 0;
 
+  /** A failed database family is reported and the run goes on (a long run is not lost to one crash). */
+  const attempt = async (what: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      const message = `${what}: ${(error as Error).message}`.slice(0, 2_000);
+      log(`FAILED ${message}`);
+      report.failures.push(message);
+    }
+  };
+
   for (const server of servers) {
     const tag = server.label ? `${server.label}: ` : '';
     if (drivers.includes('embedded') || drivers.includes('socket')) {
-      const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
-      try {
-        report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
-        if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, (stream += 10_000_000));
-        if (drivers.includes('socket')) {
+      await attempt(`${tag}PGlite`, async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
+        try {
+          report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
+          if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, (stream += 10_000_000));
+          if (!drivers.includes('socket')) return;
           const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
           try {
             // The pool must not open more connections than the socket server accepts.
@@ -418,21 +444,24 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
           } finally {
             await socket.child.stop();
           }
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
         }
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true });
-      }
+      });
     }
     if (drivers.includes('postgres') && postgres) {
-      const name = `bench_${size}_${server.label || 'run'}_${process.pid}`;
-      const url = await freshDatabase(postgres, name);
-      try {
-        const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
-        report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
-        await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
-      } finally {
-        await dropDatabase(postgres, name);
-      }
+      const pg = postgres;
+      await attempt(`${tag}native PostgreSQL`, async () => {
+        const name = `bench_${size}_${server.label || 'run'}_${process.pid}`;
+        const url = await freshDatabase(pg, name);
+        try {
+          const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
+          report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
+          await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
+        } finally {
+          await dropDatabase(pg, name);
+        }
+      });
     }
   }
   return report;
