@@ -250,7 +250,8 @@ async function loadScenarios(base: string, caller: string, visibleTools: BenchTo
 /** The payload the product replaces: every schema the caller may use, sent each turn. */
 function catalogBaseline(visibleTools: BenchTool[]) {
   const bytes = Buffer.byteLength(JSON.stringify(visibleTools.map((t) => renderTool({ ...t, summary: t.summary ?? '', returns: null }, 'openai'))));
-  const sampleQueries = Array.from({ length: 200 }, (_, i) => catalog.request(seed + 3, i));
+  // The naive loop is linear in the catalog: fewer samples for huge ones.
+  const sampleQueries = Array.from({ length: visibleTools.length > 20_000 ? 30 : 200 }, (_, i) => catalog.request(seed + 3, i));
   const times: number[] = [];
   for (const query of sampleQueries) {
     const started = performance.now();
@@ -335,7 +336,7 @@ interface SizeContext {
  * the server's CPU goes idle.
  */
 async function populate(ctx: SizeContext, server: { label: string; root: string }, database: string, env: Record<string, string>, embedder: FakeEmbeddingServer, pgUrl?: string): Promise<Registration> {
-  const { child } = await startService(env, [], server.root);
+  const { child } = await startService(env, profileArgs(`${ctx.size}-register-${server.label}-${database}`), server.root);
   embedder.embedded = 0;
   try {
     const base = `http://127.0.0.1:${env.PORT}`;
@@ -368,10 +369,18 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
   }
 }
 
+/**
+ * Node options that write CPU profiles of a server process (--cpu-prof) into a folder named after
+ * `what`: one file per thread (main, the loader's and the encoder's), with Node's default names.
+ */
+function profileArgs(what: string): string[] {
+  if (!opts.cpuProf) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${join(resolve(opts.cpuProf), `${what.replace(/\W+/g, '_')}-${Date.now()}`)}`];
+}
+
 /** One load leg: a started service on a populated database. */
 async function leg(ctx: SizeContext, server: { label: string; root: string }, label: string, env: Record<string, string>, stream: number, database?: Child) {
-  const profArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${resolve(opts.cpuProf)}`, `--cpu-prof-name=server-${ctx.size}-${label.replace(/\W+/g, '_')}-${Date.now()}.cpuprofile`] : [];
-  const { child, startupMs } = await startService(env, profArgs, server.root);
+  const { child, startupMs } = await startService(env, profileArgs(`${ctx.size}-${label}`), server.root);
   log(`${label}: started in ${Math.round(startupMs)} ms`);
   try {
     const { scenarios, authorize } = await loadScenarios(`http://127.0.0.1:${env.PORT}`, ctx.caller, ctx.visibleTools, stream);
