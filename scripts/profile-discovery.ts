@@ -7,6 +7,7 @@
  * does not rebuild it each time.
  */
 import { CatalogStatsCache } from '../src/discovery/catalog-cache.js';
+import { DiscoveryLogWriter } from '../src/discovery/log-writer.js';
 import { DiscoveryService, type StageTimings } from '../src/discovery/service.js';
 import { TableMaintenance } from '../src/discovery/table-maintenance.js';
 import { sql } from 'drizzle-orm';
@@ -50,7 +51,7 @@ await new TableMaintenance(database.db, silent).runOnce();
 const caller = { tenant: 'bench', subject: 'profile', scopes: callerScopes() };
 for (const mode of ['lexical', 'hybrid'] as const) {
   const totals: Partial<Record<keyof StageTimings, number>> = {};
-  const discovery = new DiscoveryService(database.db, new QueryEmbeddings(embedder, 2_000), new CatalogStatsCache(), { onTimings: (timings) => {
+  const discovery = new DiscoveryService(database.db, new QueryEmbeddings(embedder, 2_000), new CatalogStatsCache(), { log: new DiscoveryLogWriter(database.db, silent), onTimings: (timings) => {
     for (const [stage, ms] of Object.entries(timings) as [keyof StageTimings, number][]) totals[stage] = (totals[stage] ?? 0) + ms;
   } });
   // Warm caches (query vectors, catalog statistics), then measure.

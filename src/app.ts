@@ -14,6 +14,7 @@ import databasePlugin from './db/plugin.js';
 import type { ReadReplica } from './db/read-replica.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
+import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { DiscoveryService } from './discovery/service.js';
 import { TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
@@ -122,12 +123,19 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
       })
     : undefined;
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
+  const discoveryLog = new DiscoveryLogWriter(db, app.log);
+  app.metrics.trackDiscoveryLog(discoveryLog.stats);
+  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
+  app.addHook('onClose', async () => discoveryLog.flush());
   const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
+    log: discoveryLog,
     vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
     reads: app.reads,
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
+  const encoder = deps.embedder;
+  if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
   const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify(), app.reads);
@@ -136,6 +144,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     { ...deps.config.learning, defaultMode: deps.embedder ? 'hybrid' : 'lexical' },
     (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
     () => indexer?.notify(),
+    discoveryLog,
   );
   app.addHook('onReady', async () => learning.start());
   const tokenBackfill = new TokenCostBackfill(db, app.log);
@@ -165,7 +174,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
     const toolIndexStatus = embedder ? (toolId: number) => indexStatus(db, toolId, embedder.model) : async () => 'indexed' as const;
     await api.register(toolRoutes, { tools, learning, limits: deps.config.limits, indexStatus: toolIndexStatus });
-    await api.register(discoveryRoutes, { discovery });
+    await api.register(discoveryRoutes, { discovery, log: discoveryLog });
     await api.register(authorizeRoutes, { authorize });
     await api.register(auditRoutes);
     await api.register(learningRoutes, { learning });

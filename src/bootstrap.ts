@@ -67,7 +67,7 @@ export async function createEmbedder(config: Config): Promise<Embedder | undefin
     case 'none':
       return undefined;
     case 'local':
-      return LocalEmbedder.load();
+      return LocalEmbedder.load({ indexThreads: embedding.localThreads, maxChars: embedding.localMaxChars });
     case 'openai':
       return new OpenAiEmbedder({ url: embedding.url!, model: embedding.model!, apiKey: embedding.apiKey, timeoutMs: embedding.timeoutMs });
   }

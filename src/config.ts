@@ -29,6 +29,9 @@ const EnvSchema = Type.Object({
   EMBEDDING_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   EMBEDDING_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   EMBEDDING_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60000, default: 2000 }),
+  // Local encoder: worker threads for indexing (queries have their own), and the text length it encodes.
+  EMBEDDING_LOCAL_THREADS: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
+  EMBEDDING_LOCAL_MAX_CHARS: Type.Integer({ minimum: 64, maximum: 100000, default: 512 }),
   VECTOR_INDEX_MIN_TOOLS: Type.Integer({ minimum: 0, maximum: 100000000, default: 1000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
@@ -92,6 +95,10 @@ export interface Config {
     model: string | undefined;
     apiKey: string | undefined;
     timeoutMs: number;
+    /** Local encoder: indexing worker threads (one more serves queries). */
+    localThreads: number;
+    /** Local encoder: texts are cut to this many characters (its cost grows with length). */
+    localMaxChars: number;
     /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
     vectorIndexMinTools: number;
   };
@@ -214,6 +221,8 @@ function toConfig(env: Env): Config {
       model: env.EMBEDDING_MODEL,
       apiKey: env.EMBEDDING_API_KEY,
       timeoutMs: env.EMBEDDING_TIMEOUT_MS,
+      localThreads: env.EMBEDDING_LOCAL_THREADS,
+      localMaxChars: env.EMBEDDING_LOCAL_MAX_CHARS,
       vectorIndexMinTools: env.VECTOR_INDEX_MIN_TOOLS,
     },
     logLevel: env.LOG_LEVEL,

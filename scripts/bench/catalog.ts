@@ -100,8 +100,9 @@ export interface BenchTool {
   name: string;
   version: string;
   description: string;
-  summary: string;
-  not_for: string;
+  /** Optional in real-shaped catalogs, as in most published tool definitions. */
+  summary?: string;
+  not_for?: string;
   aliases: string[];
   examples: string[];
   tags: string[];

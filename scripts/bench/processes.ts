@@ -28,6 +28,16 @@ export function memoryOf(pid: number): { peakMiB: number; rssMiB: number } {
   }
 }
 
+/** User plus system CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+export function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** A child process of the benchmark, killed (by its own pid) when stopped. */
 export class Child {
   private exited: Promise<number | null>;
@@ -68,20 +78,23 @@ export class Child {
   }
 }
 
-/** Starts `node --import tsx <script> ...args` in the repository root with `env` added. */
-export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): Child {
+/** Starts `node --import tsx <script> ...args` in `root` (default: this checkout) with `env` added. */
+export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Child {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Child(child);
 }
 
-/** Starts the real service (`tool-registry serve`) and waits until it listens. Returns the start-up time. */
-export async function startService(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ child: Child; startupMs: number }> {
+/**
+ * Starts the real service (`tool-registry serve`) of the checkout in `root` (default: this one) and
+ * waits until it listens. Returns the start-up time.
+ */
+export async function startService(env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Promise<{ child: Child; startupMs: number }> {
   const started = performance.now();
-  const child = startNode('src/cli/index.ts', ['serve'], { LOG_LEVEL: 'warn', ...env }, nodeArgs);
+  const child = startNode('src/cli/index.ts', ['serve'], { LOG_LEVEL: 'warn', ...env }, nodeArgs, root);
   const url = `http://127.0.0.1:${env.PORT}/healthz`;
   const deadline = Date.now() + 300_000;
   for (;;) {

@@ -1,13 +1,15 @@
 /**
- * `npm run bench`: registers deterministic synthetic catalogs through the real HTTP API of the real
- * server (a child process), then drives /v1/discover and /v1/authorize with autocannon, on the
- * embedded database and on PGlite over the wire. Loopback only, bounded in time.
+ * `npm run bench`: registers a deterministic catalog through the real HTTP API of the real server
+ * (a child process), then drives /v1/discover and /v1/authorize with autocannon, on embedded
+ * PGlite, PGlite over the wire and native PostgreSQL, optionally for a baseline checkout too, so
+ * before and after come from one run on the same catalog and load. Loopback only, bounded in time.
  * Options: see `npm run bench -- --help`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { Command } from 'commander';
 import { SignJWT } from 'jose';
@@ -17,33 +19,47 @@ import { keywordOverlapRank } from '../../src/eval/keyword-baseline.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
 import { drive, type LoadResult, stageSplit } from './load.js';
-import { type Child, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
-import { type BenchReport, markdownReport, type SizeReport } from './report.js';
+import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors } from './postgres.js';
+import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
+import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
+import { type BenchReport, type Driver, markdownReport, type Registration, type SizeReport } from './report.js';
 
 /* eslint-disable no-console -- a script's output is its interface */
 
 const program = new Command('bench')
+  .option('--catalog <kind>', 'real (long real-shaped definitions, one big tenant and many small ones, 15-30 word requests) or synthetic (short cards, 20 equal tenants)', 'real')
   .option('--sizes <list>', 'catalog sizes: tools in the benchmark tenant (100000 is opt-in: long)', '1000,10000')
-  .option('--tenants <n>', 'tenants (the others hold 1% of the size each, at least 50 tools)', '20')
+  .option('--tenants <n>', 'tenants (default: real 40, synthetic 20); real: the others hold 0.1-1% of the size each, synthetic: 1%, at least 50')
   .option('--seconds <n>', 'duration of each load run', '5')
   .option('--concurrency <list>', 'concurrent connections', '1,8,32')
-  .option('--drivers <list>', 'embedded (PGlite in the server) and/or socket (PGlite over the wire, or DATABASE_URL when set)', 'embedded,socket')
+  .option('--drivers <list>', 'embedded (PGlite in the server), socket (PGlite over the wire), postgres (native; DATABASE_URL or scripts/postgres.sh)', 'embedded,socket,postgres')
+  .option('--server-dir <dir>', 'run the service of this checkout (default: this one)')
+  .option('--baseline <dir>', 'also run every leg with the service of this checkout ("before"), same catalog and load')
+  .option('--embedder <kind>', 'loopback (hashing embedder over HTTP, fast bulk indexing) or local (the real in-process encoder)', 'loopback')
+  .option('--workers <n>', 'concurrent registration clients', '8')
   .option('--seed <n>', 'catalog seed', '42')
   .option('--socket-connections <n>', 'PGLiteSocketServer maxConnections, and the service pool size (DATABASE_POOL_SIZE)', '8')
+  .option('--pool-size <n>', 'DATABASE_POOL_SIZE of the service on native PostgreSQL (default: the service default)')
   .option('--cpu-prof <dir>', 'run the server with --cpu-prof, profiles written to this folder')
-  .option('--local-model', 'also measure the local embedding model on new request texts (in-process)', true)
+  .option('--local-model', 'also measure the local embedding model on request texts and card texts (in-process)', true)
   .option('--no-local-model', 'skip the local model measurement')
   .option('--out <dir>', 'output folder', 'bench-results')
   .option('--label <text>', 'label of this run in the report', '');
 program.parse();
 const opts = program.opts<{
+  catalog: string;
   sizes: string;
-  tenants: string;
+  tenants?: string;
   seconds: string;
   concurrency: string;
   drivers: string;
+  serverDir?: string;
+  baseline?: string;
+  embedder: string;
+  workers: string;
   seed: string;
   socketConnections: string;
+  poolSize?: string;
   cpuProf?: string;
   localModel: boolean;
   out: string;
@@ -53,17 +69,31 @@ const opts = program.opts<{
 const list = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
 const sizes = list(opts.sizes).map(Number);
 const concurrencies = list(opts.concurrency).map(Number);
-const drivers = list(opts.drivers) as ('embedded' | 'socket')[];
+const drivers = list(opts.drivers) as Driver[];
+for (const d of drivers) if (!['embedded', 'socket', 'postgres'].includes(d)) throw new Error(`unknown driver ${d}`);
+if (!['real', 'synthetic'].includes(opts.catalog)) throw new Error(`unknown catalog ${opts.catalog}`);
+if (!['loopback', 'local'].includes(opts.embedder)) throw new Error(`unknown embedder ${opts.embedder}`);
+const real = opts.catalog === 'real';
 const seconds = Number(opts.seconds);
 const seed = Number(opts.seed);
-const tenantCount = Number(opts.tenants);
+const tenantCount = Number(opts.tenants ?? (real ? 40 : 20));
 const secret = randomBytes(32).toString('base64url');
-const externalUrl = process.env.DATABASE_URL;
 const REPEATED = 50;
+const HERE = fileURLToPath(new URL('../..', import.meta.url));
+const servers = [
+  ...(opts.baseline ? [{ label: 'before', root: resolve(opts.baseline) }] : []),
+  { label: opts.baseline ? 'after' : '', root: resolve(opts.serverDir ?? HERE) },
+];
+
+/** The catalog kind's generators. */
+const catalog = real
+  ? { tools: generateRealTools, scopes: realCallerScopes, request: realRequestText, args: realValidArguments, smallSize: (t: number, size: number) => smallTenantSize(seed, t, size) }
+  : { tools: generateTools, scopes: callerScopes, request: requestText, args: validArguments, smallSize: (_: number, size: number) => Math.max(50, Math.round(size / 100)) };
 
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const tenantId = (i: number) => `bench-t${String(i).padStart(2, '0')}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function mint(tenant: string, scopes: string[]): Promise<string> {
   return new SignJWT({ tenant_id: tenant, scope: scopes.join(' ') })
@@ -74,8 +104,14 @@ async function mint(tenant: string, scopes: string[]): Promise<string> {
     .sign(new TextEncoder().encode(secret));
 }
 
+interface Catalog {
+  tenant: string;
+  token: string;
+  tools: BenchTool[];
+}
+
 /** Registers every tool through POST /v1/tools with `workers` concurrent requests. */
-async function register(base: string, catalogs: { tenant: string; token: string; tools: BenchTool[] }[], workers = 8) {
+async function register(base: string, catalogs: Catalog[], workers: number) {
   const jobs = catalogs.flatMap((c) => c.tools.map((tool) => ({ token: c.token, tool })));
   let next = 0;
   let failed = 0;
@@ -107,26 +143,43 @@ async function register(base: string, catalogs: { tenant: string; token: string;
   return { tools: jobs.length, failed, seconds: round(ms / 1000, 1), toolsPerSecond: round((jobs.length / ms) * 1000, 1) };
 }
 
-async function waitIndexed(embedder: FakeEmbeddingServer, expectedTexts: number, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  let last = -1;
-  let lastChange = started;
-  while (embedder.embedded < expectedTexts) {
-    if (embedder.embedded !== last) {
-      last = embedder.embedded;
+/** Waits until `remaining()` reaches 0; fails when it stops moving for `stallMs`. */
+async function waitUntilDone(remaining: () => Promise<number>, stallMs: number): Promise<void> {
+  let last = Number.POSITIVE_INFINITY;
+  let lastChange = performance.now();
+  for (;;) {
+    const left = await remaining();
+    if (left <= 0) return;
+    if (left !== last) {
+      last = left;
       lastChange = performance.now();
-    }
-    if (performance.now() - started > timeoutMs || performance.now() - lastChange > 30_000) {
-      throw new Error(`indexing stalled: ${embedder.embedded}/${expectedTexts} texts embedded`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+    } else if (performance.now() - lastChange > stallMs) throw new Error(`indexing stalled with ${left} left`);
+    await sleep(250);
   }
-  // The last batch's vectors are written after the embedder answered.
-  await new Promise((r) => setTimeout(r, 1_000));
-  return performance.now() - started;
 }
 
-const scrape = async (base: string) => (await fetch(`${base}/metrics`)).text();
+/** Waits until the server's CPU stays idle (< 5% of a core over 3 s): indexing with an in-process encoder is CPU-bound. */
+async function waitCpuIdle(pid: number): Promise<void> {
+  let previous = cpuSecondsOf(pid);
+  for (;;) {
+    await sleep(3_000);
+    const now = cpuSecondsOf(pid);
+    if (now - previous < 0.15) return;
+    previous = now;
+  }
+}
+
+/** fetch, retried once on a network error (a keep-alive socket the server closed while idle). */
+async function request(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch {
+    await sleep(200);
+    return fetch(url, init);
+  }
+}
+
+const scrape = async (base: string) => (await request(`${base}/metrics`)).text();
 
 interface Scenario {
   name: string;
@@ -136,9 +189,9 @@ interface Scenario {
 }
 
 /** The load runs on one started service. */
-async function loadScenarios(base: string, server: Child, caller: string, visibleTools: BenchTool[], streamBase: number): Promise<{ scenarios: Scenario[]; authorize: string }> {
+async function loadScenarios(base: string, caller: string, visibleTools: BenchTool[], streamBase: number): Promise<{ scenarios: Scenario[]; authorize: string }> {
   const scenarios: Scenario[] = [];
-  const repeated = Array.from({ length: REPEATED }, (_, i) => requestText(seed + 1, i));
+  const repeated = Array.from({ length: REPEATED }, (_, i) => catalog.request(seed + 1, i));
   const discoverBody = (query: string) => ({ query, top_k: 3, format: 'openai' });
   // Warm-up: fills the query-embedding cache with the repeated texts and warms the JIT and the database.
   await drive({ url: base, path: '/v1/discover', token: caller, connections: 8, seconds: 2, body: (i) => discoverBody(repeated[i % REPEATED]!) });
@@ -154,22 +207,23 @@ async function loadScenarios(base: string, server: Child, caller: string, visibl
         token: caller,
         connections,
         seconds,
-        body: (i) => discoverBody(kind === 'cached' ? repeated[i % REPEATED]! : requestText(seed + 2, offset + i)),
+        body: (i) => discoverBody(kind === 'cached' ? repeated[i % REPEATED]! : catalog.request(seed + 2, offset + i)),
       });
       stream += 1_000_000;
       const stages = stageSplit(before, await scrape(base));
       scenarios.push({ name: `discover ${kind}`, concurrency: connections, result, stages });
-      log(`discover ${kind} c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (non-2xx ${result.non2xx})`);
+      log(`discover ${kind} c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors})`);
     }
   }
 
-  const probe = await fetch(`${base}/v1/authorize`, {
+  const probe = await request(`${base}/v1/authorize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${caller}` },
-    body: JSON.stringify({ tool: visibleTools[0]!.name, arguments: validArguments(visibleTools[0]!) }),
+    body: JSON.stringify({ tool: visibleTools[0]!.name, arguments: catalog.args(visibleTools[0]!) }),
   });
-  let authorize = `answered ${probe.status}`;
-  if (probe.status === 404 && !(await probe.text()).includes('tool')) {
+  const probeBody = await probe.text();
+  let authorize = `answered ${probe.status}${probe.ok && !probeBody.includes('"allow"') ? ` (not allow: ${probeBody.slice(0, 200)})` : ''}`;
+  if (probe.status === 404 && !probeBody.includes('tool')) {
     authorize = 'skipped: POST /v1/authorize is not available (404) in this build';
     log(authorize);
   } else {
@@ -183,21 +237,21 @@ async function loadScenarios(base: string, server: Child, caller: string, visibl
         seconds,
         body: (i) => {
           const tool = sample[i % sample.length]!;
-          return { tool: tool.name, arguments: validArguments(tool) };
+          return { tool: tool.name, arguments: catalog.args(tool) };
         },
       });
       scenarios.push({ name: 'authorize', concurrency: connections, result });
-      log(`authorize c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (non-2xx ${result.non2xx})`);
+      log(`authorize c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors})`);
     }
   }
-  void server;
   return { scenarios, authorize };
 }
 
 /** The payload the product replaces: every schema the caller may use, sent each turn. */
 function catalogBaseline(visibleTools: BenchTool[]) {
-  const bytes = Buffer.byteLength(JSON.stringify(visibleTools.map((t) => renderTool({ ...t, returns: null }, 'openai'))));
-  const sampleQueries = Array.from({ length: 200 }, (_, i) => requestText(seed + 3, i));
+  const bytes = Buffer.byteLength(JSON.stringify(visibleTools.map((t) => renderTool({ ...t, summary: t.summary ?? '', returns: null }, 'openai'))));
+  // The naive loop is linear in the catalog: fewer samples for huge ones.
+  const sampleQueries = Array.from({ length: visibleTools.length > 20_000 ? 30 : 200 }, (_, i) => catalog.request(seed + 3, i));
   const times: number[] = [];
   for (const query of sampleQueries) {
     const started = performance.now();
@@ -215,10 +269,10 @@ async function shortlistSample(base: string, caller: string) {
   let catalogTokens = 0;
   const n = 20;
   for (let i = 0; i < n; i += 1) {
-    const response = await fetch(`${base}/v1/discover`, {
+    const response = await request(`${base}/v1/discover`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${caller}` },
-      body: JSON.stringify({ query: requestText(seed + 4, i), top_k: 3, format: 'openai' }),
+      body: JSON.stringify({ query: catalog.request(seed + 4, i), top_k: 3, format: 'openai' }),
     });
     const body = (await response.json()) as { tools: { schema: unknown }[]; tokens: { shortlist: number; catalog: number } };
     bytes += Buffer.byteLength(JSON.stringify(body.tools.map((t) => t.schema)));
@@ -228,105 +282,196 @@ async function shortlistSample(base: string, caller: string) {
   return { shortlistBytes: Math.round(bytes / n), shortlistTokens: Math.round(tokens / n), catalogTokens };
 }
 
-async function localModelCost() {
+/** The local encoder in this process: latency of one request text, throughput on card texts. */
+async function localModelCost(cardTexts: string[]) {
   const { LocalEmbedder } = await import('../../src/embedding/local.js');
   const embedder = await LocalEmbedder.load();
-  const times: number[] = [];
-  for (let i = 0; i < 60; i += 1) {
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      const started = performance.now();
+      await embedder.embed([catalog.request(seed + 5, i)]);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
     const started = performance.now();
-    await embedder.embed([requestText(seed + 5, i)]);
-    times.push(performance.now() - started);
+    for (let i = 0; i < cardTexts.length; i += 64) await embedder.embed(cardTexts.slice(i, i + 64));
+    const textsPerSecond = round(cardTexts.length / ((performance.now() - started) / 1000), 1);
+    const meanChars = Math.round(cardTexts.reduce((n, t) => n + t.length, 0) / cardTexts.length);
+    return { p50: round(times[30]!), p95: round(times[56]!), textsPerSecond, texts: cardTexts.length, meanChars };
+  } finally {
+    await (embedder as { close?: () => Promise<void> }).close?.();
   }
-  times.sort((a, b) => a - b);
-  return { p50: round(times[30]!), p95: round(times[56]!) };
 }
 
-async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingUrl: string): Promise<SizeReport> {
-  const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
-  const scopes = callerScopes();
-  const scopeSet = new Set(scopes);
-  const catalogs = await Promise.all(
-    Array.from({ length: tenantCount }, async (_, t) => ({
-      tenant: tenantId(t),
-      token: await mint(tenantId(t), ['registry:publish']),
-      tools: generateTools(seed, t, t === 0 ? size : Math.max(50, Math.round(size / 100))),
-    })),
-  );
-  const benchTenant = catalogs[0]!;
-  const visibleTools = benchTenant.tools.filter((t) => visible(t, scopeSet));
-  const caller = await mint(benchTenant.tenant, scopes);
-  const expectedTexts = catalogs.reduce((n, c) => n + c.tools.reduce((m, t) => m + 1 + t.aliases.length + t.examples.length, 0), 0);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const serviceEnv: Record<string, string> = {
+/** The texts the service embeds for a tool (card text, then aliases and examples). */
+const cardTexts = (tool: BenchTool) => [`${tool.name}: ${tool.description}`, ...tool.aliases, ...tool.examples];
+
+/** Environment every service gets; the embedder part depends on --embedder. */
+function serviceEnvironment(port: number, embeddingUrl: string): Record<string, string> {
+  return {
     PORT: String(port),
     HOST: '127.0.0.1',
     JWT_SECRET: secret,
-    EMBEDDING_PROVIDER: 'openai',
-    EMBEDDING_URL: embeddingUrl,
-    EMBEDDING_MODEL: 'bench-hash-512',
+    ...(opts.embedder === 'local' ? { EMBEDDING_PROVIDER: 'local' } : { EMBEDDING_PROVIDER: 'openai', EMBEDDING_URL: embeddingUrl, EMBEDDING_MODEL: 'bench-hash-512' }),
     // One caller drives the load: per-principal rate limits would answer 429 within a second.
     RATE_LIMIT_DISCOVER_PER_MINUTE: '0',
     RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0',
     RATE_LIMIT_MCP_PER_MINUTE: '0',
   };
-  const profArgs = (leg: string) => (opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`, `--cpu-prof-name=server-${size}-${leg}-${Date.now()}.cpuprofile`] : []);
-  const report: SizeReport = { size, tenants: tenantCount, totalTools: catalogs.reduce((n, c) => n + c.tools.length, 0), visibleTools: visibleTools.length, legs: [] };
+}
 
+interface SizeContext {
+  size: number;
+  catalogs: Catalog[];
+  caller: string;
+  visibleTools: BenchTool[];
+  expectedTexts: number;
+  report: SizeReport;
+}
+
+/**
+ * Registers the catalog with one server on one database and waits until every vector exists:
+ * counted by the loopback embedder, or read from PostgreSQL, or (local encoder on PGlite) until
+ * the server's CPU goes idle.
+ */
+async function populate(ctx: SizeContext, server: { label: string; root: string }, database: string, env: Record<string, string>, embedder: FakeEmbeddingServer, pgUrl?: string): Promise<Registration> {
+  const { child } = await startService(env, profileArgs(`${ctx.size}-register-${server.label}-${database}`), server.root);
+  embedder.embedded = 0;
   try {
-    log(`size ${size}: ${report.totalTools} tools over ${tenantCount} tenants (${visibleTools.length} visible to the caller); registering`);
-    const useExternal = externalUrl !== undefined;
-    const populateEnv = useExternal ? { ...serviceEnv, DATABASE_URL: externalUrl } : { ...serviceEnv, DATA_DIR: dataDir };
-    const first = await startService(populateEnv);
-    embedder.embedded = 0;
-    try {
-      report.registration = await register(base, catalogs);
-      log(`registered ${report.registration.tools} tools at ${report.registration.toolsPerSecond} tools/s; waiting for vectors`);
-      report.indexingSeconds = round((await waitIndexed(embedder, expectedTexts, 3_600_000)) / 1000 + report.registration.seconds, 1);
-      log(`indexed ${expectedTexts} texts, ${report.indexingSeconds} s after registration began`);
-      Object.assign(report, catalogBaseline(visibleTools), await shortlistSample(base, caller));
-    } finally {
-      await first.child.stop();
+    const base = `http://127.0.0.1:${env.PORT}`;
+    log(`${server.label || 'service'} on ${database}: registering ${ctx.report.totalTools} tools`);
+    const registration = await register(base, ctx.catalogs, Number(opts.workers));
+    const waitStarted = performance.now();
+    log(`registered at ${registration.toolsPerSecond} tools/s; waiting for vectors`);
+    const model = opts.embedder === 'local' ? 'use-lite-512' : 'bench-hash-512';
+    let how: Registration['indexedBy'];
+    if (opts.embedder === 'loopback') {
+      await waitUntilDone(async () => ctx.expectedTexts - embedder.embedded, 60_000);
+      how = 'loopback embedder count';
+    } else if (pgUrl) {
+      await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
+      how = 'PostgreSQL: every active tool has a current vector';
+    } else {
+      await waitCpuIdle(child.pid);
+      how = 'server CPU idle (approximate)';
     }
-
-    let stream = 0;
-    for (const driver of drivers) {
-      let database: Child | undefined;
-      let env: Record<string, string>;
-      let label: string;
-      if (driver === 'embedded') {
-        if (useExternal) continue;
-        env = { ...serviceEnv, DATA_DIR: dataDir };
-        label = 'embedded PGlite';
-      } else if (useExternal) {
-        env = { ...serviceEnv, DATABASE_URL: externalUrl };
-        label = 'external PostgreSQL (DATABASE_URL)';
-      } else {
-        const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
-        database = socket.child;
-        // The pool must not open more connections than the socket server accepts.
-        env = { ...serviceEnv, DATABASE_URL: socket.url, DATABASE_POOL_SIZE: opts.socketConnections };
-        label = `PGlite over the wire (pglite-socket, maxConnections ${opts.socketConnections})`;
-      }
-      const { child, startupMs } = await startService(env, profArgs(driver));
-      log(`${label}: started in ${Math.round(startupMs)} ms`);
-      try {
-        const { scenarios, authorize } = await loadScenarios(base, child, caller, visibleTools, (stream += 10_000_000));
-        report.legs.push({
-          driver: label,
-          startupMs: Math.round(startupMs),
-          serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1),
-          databasePeakRssMiB: database ? round(memoryOf(database.pid).peakMiB, 1) : undefined,
-          authorize,
-          scenarios,
-        });
-      } finally {
-        await child.stop();
-        await database?.stop();
-      }
-    }
+    // The last batch's vectors are written after the embedder answered.
+    if (opts.embedder === 'loopback') await sleep(1_000);
+    const indexingSeconds = round(registration.seconds + (performance.now() - waitStarted) / 1000, 1);
+    log(`all vectors after ${indexingSeconds} s from the first registration`);
+    if (!ctx.report.catalogBytes) Object.assign(ctx.report, catalogBaseline(ctx.visibleTools), await shortlistSample(base, ctx.caller));
+    return { server: server.label, database, ...registration, indexingSeconds, indexedBy: how, serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1) };
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; server exit ${child.process.exitCode}, end of its output:\n${child.output.slice(-1500)}`, { cause: error });
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    await child.stop();
+  }
+}
+
+/**
+ * Node options that write CPU profiles of a server process (--cpu-prof) into a folder named after
+ * `what`: one file per thread (main, the loader's and the encoder's), with Node's default names.
+ */
+function profileArgs(what: string): string[] {
+  if (!opts.cpuProf) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${join(resolve(opts.cpuProf), `${what.replace(/\W+/g, '_')}-${Date.now()}`)}`];
+}
+
+/** One load leg: a started service on a populated database. */
+async function leg(ctx: SizeContext, server: { label: string; root: string }, label: string, env: Record<string, string>, stream: number, database?: Child) {
+  const { child, startupMs } = await startService(env, profileArgs(`${ctx.size}-${label}`), server.root);
+  log(`${label}: started in ${Math.round(startupMs)} ms`);
+  try {
+    const { scenarios, authorize } = await loadScenarios(`http://127.0.0.1:${env.PORT}`, ctx.caller, ctx.visibleTools, stream);
+    ctx.report.legs.push({
+      driver: label,
+      server: server.label,
+      startupMs: Math.round(startupMs),
+      serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1),
+      databasePeakRssMiB: database ? round(memoryOf(database.pid).peakMiB, 1) : undefined,
+      authorize,
+      scenarios,
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; server exit ${child.process.exitCode}, end of its output:\n${child.output.slice(-1500)}`, { cause: error });
+  } finally {
+    await child.stop();
+  }
+}
+
+async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingUrl: string, postgres: PostgresServer | undefined): Promise<SizeReport> {
+  const scopes = catalog.scopes();
+  const scopeSet = new Set(scopes);
+  const catalogs = await Promise.all(
+    Array.from({ length: tenantCount }, async (_, t) => ({
+      tenant: tenantId(t),
+      token: await mint(tenantId(t), ['registry:publish']),
+      tools: catalog.tools(seed, t, t === 0 ? size : catalog.smallSize(t, size)),
+    })),
+  );
+  const visibleTools = catalogs[0]!.tools.filter((t) => visible(t, scopeSet));
+  const report: SizeReport = { size, tenants: tenantCount, totalTools: catalogs.reduce((n, c) => n + c.tools.length, 0), visibleTools: visibleTools.length, registrations: [], legs: [], failures: [] };
+  const ctx: SizeContext = {
+    size,
+    catalogs,
+    caller: await mint(catalogs[0]!.tenant, scopes),
+    visibleTools,
+    expectedTexts: catalogs.reduce((n, c) => n + c.tools.reduce((m, t) => m + cardTexts(t).length, 0), 0),
+    report,
+  };
+  log(`size ${size}: ${report.totalTools} tools over ${tenantCount} tenants (${visibleTools.length} visible to the caller)`);
+  const port = await freePort();
+  const env = serviceEnvironment(port, embeddingUrl);
+  let stream = 0;
+
+  /** A failed database family is reported and the run goes on (a long run is not lost to one crash). */
+  const attempt = async (what: string, work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      const message = `${what}: ${(error as Error).message}`.slice(0, 2_000);
+      log(`FAILED ${message}`);
+      report.failures.push(message);
+    }
+  };
+
+  for (const server of servers) {
+    const tag = server.label ? `${server.label}: ` : '';
+    if (drivers.includes('embedded') || drivers.includes('socket')) {
+      await attempt(`${tag}PGlite`, async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
+        try {
+          report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
+          if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, (stream += 10_000_000));
+          if (!drivers.includes('socket')) return;
+          const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
+          try {
+            // The pool must not open more connections than the socket server accepts.
+            const socketEnv = { ...env, DATABASE_URL: socket.url, DATABASE_POOL_SIZE: opts.socketConnections };
+            await leg(ctx, server, `${tag}PGlite over the wire (pool ${opts.socketConnections})`, socketEnv, (stream += 10_000_000), socket.child);
+          } finally {
+            await socket.child.stop();
+          }
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      });
+    }
+    if (drivers.includes('postgres') && postgres) {
+      const pg = postgres;
+      await attempt(`${tag}native PostgreSQL`, async () => {
+        const name = `bench_${size}_${server.label || 'run'}_${process.pid}`;
+        const url = await freshDatabase(pg, name);
+        try {
+          const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
+          report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
+          await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
+        } finally {
+          await dropDatabase(pg, name);
+        }
+      });
+    }
   }
   return report;
 }
@@ -339,18 +484,30 @@ const report: BenchReport = {
   commandLine,
   startedAt: new Date().toISOString(),
   node: process.version,
-  cpus: (await import('node:os')).cpus().length,
+  cpus: cpus().length,
   seconds,
-  embedder: 'loopback OpenAI-compatible hashing embedder (512-d); see localModel for the real model cost',
+  catalog: opts.catalog,
+  servers: servers.map((s) => `${s.label || 'service'}: ${s.root}`),
+  embedder:
+    opts.embedder === 'local'
+      ? 'the real local encoder (use-lite-512) in the service, for tool vectors and new request texts'
+      : 'loopback OpenAI-compatible hashing embedder (512-d) for tool vectors and new request texts; see localModel for the real encoder',
   sizes: [],
 };
+let postgres: PostgresServer | undefined;
 try {
   if (opts.localModel) {
-    report.localModel = await localModelCost();
-    log(`local model (use-lite-512) query embedding: p50 ${report.localModel.p50} ms p95 ${report.localModel.p95} ms`);
+    const sample = catalog.tools(seed, 0, 256).flatMap(cardTexts);
+    report.localModel = await localModelCost(sample);
+    log(`local encoder: request text p50 ${report.localModel.p50} ms p95 ${report.localModel.p95} ms; card texts ${report.localModel.textsPerSecond}/s`);
   }
-  for (const size of sizes) report.sizes.push(await benchSize(size, embedder, embeddingUrl));
+  if (drivers.includes('postgres')) {
+    postgres = await startPostgres(process.env.DATABASE_URL);
+    log(`native PostgreSQL at ${postgres.url.replace(/\/\/[^@]*@/, '//')}`);
+  }
+  for (const size of sizes) report.sizes.push(await benchSize(size, embedder, embeddingUrl, postgres));
 } finally {
+  await postgres?.stop();
   await embedder.stop();
 }
 mkdirSync(opts.out, { recursive: true });

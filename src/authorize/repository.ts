@@ -1,7 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
-import { discoveryLog, tools } from '../db/schema.js';
+import type { AuditEntry } from '../audit/repository.js';
+import { auditLog, discoveryLog, tools } from '../db/schema.js';
 import type { CitedDiscovery } from '../learning/rules.js';
 import type { PolicyRule } from './policy.js';
 
@@ -44,4 +45,22 @@ export async function findOwnDiscovery(executor: Executor, tenantId: string, sub
   );
   const row = rows[0];
   return row ? { query: row.query, names: row.shortlist.map((t) => t.name), filters: row.filters, searchMode: row.search_mode } : undefined;
+}
+
+/**
+ * A decision's audit entry and, for an allowed call, its usage count, in one statement: atomic
+ * without an explicit transaction, so a decision costs one round trip and one commit.
+ */
+export async function recordDecision(executor: Executor, entry: AuditEntry, usage: { toolId: number } | undefined): Promise<void> {
+  const audit = sql`insert into ${auditLog} (tenant_id, actor, action, tool_name, tool_version, decision, reasons, discovery_id)
+    values (${entry.tenantId}, ${entry.actor ?? null}, ${entry.action}, ${entry.toolName}, ${entry.toolVersion ?? null}, ${entry.decision ?? null},
+            ${entry.reasons === undefined || entry.reasons === null ? null : JSON.stringify(entry.reasons)}::jsonb, ${entry.discoveryId ?? null}::uuid)`;
+  if (!usage) {
+    await executor.execute(audit);
+    return;
+  }
+  await executor.execute(sql`
+    with audit as (${audit})
+    insert into tool_usage (tool_id, tenant_id, calls) values (${usage.toolId}, ${entry.tenantId}, 1)
+    on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`);
 }

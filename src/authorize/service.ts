@@ -9,7 +9,7 @@ import { unlearnable } from '../learning/rules.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
-import { findForDecision, findOwnDiscovery, type ToolForDecision } from './repository.js';
+import { findForDecision, findOwnDiscovery, recordDecision, type ToolForDecision } from './repository.js';
 
 export interface AuthorizeInput {
   tool: string;
@@ -59,6 +59,8 @@ export class AuthorizeService {
     private readonly onDecision: DecisionListener = () => undefined,
     /** Called after a learned alias changed a tool's card (to re-embed it). */
     private readonly onLearned: () => void = () => undefined,
+    /** The discovery log is written in batches: waits until a cited discovery is readable. */
+    private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
   ) {}
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
@@ -120,28 +122,31 @@ export class AuthorizeService {
   private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
     const allowed = decision.decision === 'allow' && row !== undefined;
     let learned = false;
+    const audit = {
+      tenantId: principal.tenant,
+      actor: principal.subject,
+      action: 'authorize',
+      toolName: input.tool,
+      toolVersion: row?.version ?? null,
+      decision: decision.decision,
+      reasons: auditReasons,
+      discoveryId: input.discovery_id ?? null,
+    };
+    // Without learning to do, the decision is one statement (audit entry and usage count together).
+    // Learning needs a subject to count: anonymous callers cannot teach.
+    const discoveryId = input.discovery_id;
+    const subject = principal.subject;
+    if (!allowed || !this.learning.enabled || discoveryId === undefined || subject === null) {
+      await recordDecision(this.db, audit, allowed ? { toolId: row.id } : undefined);
+      return;
+    }
+    await this.discoveries.settle(discoveryId);
     await this.db.transaction(async (tx) => {
-      await appendAudit(tx, {
-        tenantId: principal.tenant,
-        actor: principal.subject,
-        action: 'authorize',
-        toolName: input.tool,
-        toolVersion: row?.version ?? null,
-        decision: decision.decision,
-        reasons: auditReasons,
-        discoveryId: input.discovery_id ?? null,
-      });
-      if (!allowed) return;
+      await appendAudit(tx, audit);
       await countCall(tx, row.id, principal.tenant);
-      // Learning needs a subject to count: anonymous callers cannot teach.
-      if (!this.learning.enabled || input.discovery_id === undefined || principal.subject === null) return;
-      const discovery = await findOwnDiscovery(tx, principal.tenant, principal.subject, input.discovery_id);
+      const discovery = await findOwnDiscovery(tx, principal.tenant, subject, discoveryId);
       if (!discovery || unlearnable(discovery, row.name, this.learning.defaultMode) !== undefined) return;
-      learned = await teach(
-        tx,
-        { toolId: row.id, tenantId: principal.tenant, query: discovery.query, subject: principal.subject, discoveryId: input.discovery_id },
-        this.learning,
-      );
+      learned = await teach(tx, { toolId: row.id, tenantId: principal.tenant, query: discovery.query, subject, discoveryId }, this.learning);
     });
     if (learned) this.onLearned();
   }

