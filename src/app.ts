@@ -108,6 +108,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
   const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
     vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
+    scoreFloors: deps.config.discovery,
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);

@@ -7,9 +7,9 @@ import { type ToolCard, documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import type { Format } from './formats.js';
 import { renderTool } from './formats.js';
-import { BM25_PARAMS, FUSION_PARAMS, fuse, type RankingMode } from './fusion.js';
+import { BM25_PARAMS, FUSION_PARAMS, fuse, type FusionParams, type RankingMode } from './fusion.js';
 import { appendDiscovery } from './log-repository.js';
-import { prepareQuery } from './query.js';
+import { prepareQuery, type SearchedQuery } from './query.js';
 import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 
 export interface DiscoverInput {
@@ -37,6 +37,7 @@ export interface DiscoverResult {
   tokens: { shortlist: number; catalog: number };
   low_confidence: boolean;
   search_mode: SearchMode;
+  searched_query: SearchedQuery;
 }
 
 /** Milliseconds spent per stage of one discovery (for metrics and the log). */
@@ -60,6 +61,8 @@ export interface StageTimings {
 export interface DiscoveryOptions {
   /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
   vectorIndexMinTools?: number;
+  /** Score floors (calibrated probabilities); FUSION_PARAMS' defaults when absent. */
+  scoreFloors?: Pick<FusionParams, 'minScore' | 'lowConfidenceScore'>;
   /** Receives each discovery's per-stage timings (metrics). */
   onTimings?: (timings: StageTimings, mode: SearchMode, vectorSearch: VectorSearchOutcome | undefined) => void;
 }
@@ -73,6 +76,7 @@ const CANDIDATE_DEPTH = 100;
  */
 export class DiscoveryService {
   private readonly vectorIndexMinTools: number;
+  private readonly fusion: FusionParams;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
 
   constructor(
@@ -82,6 +86,7 @@ export class DiscoveryService {
     options: DiscoveryOptions = {},
   ) {
     this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
+    this.fusion = { ...FUSION_PARAMS, ...options.scoreFloors };
     this.onTimings = options.onTimings ?? (() => undefined);
   }
 
@@ -111,7 +116,7 @@ export class DiscoveryService {
       depth: CANDIDATE_DEPTH,
     });
     const retrieved = performance.now();
-    const { ranked, lowConfidence } = fuse(candidates, FUSION_PARAMS, searchMode);
+    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode);
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
@@ -131,6 +136,7 @@ export class DiscoveryService {
       tokens: { shortlist: shortlistTokens, catalog: stats.catalogTokens[input.format] },
       low_confidence: lowConfidence,
       search_mode: searchMode,
+      searched_query: query.searched,
     };
     const rendered = performance.now();
 
