@@ -158,11 +158,16 @@ export function vectorLeg(input: VectorLegInput): SQL {
   // The expression, dims and model literal match the partial HNSW index of vector-index.ts.
   const typed = vectorType(values.length);
   const distance = sql`embedding.embedding::${typed} <=> ${toSql(values) as string}::${typed}`;
+  // One table, ordered by distance, limited: the HNSW index is the only cheap plan whatever the
+  // planner estimates. The security predicate is a scalar subquery on the tool row (one covering
+  // index probe per vector the scan returns), which the planner never turns into a join: as a join,
+  // an under-estimated scope filter made it drive from the tools and compute every distance.
   return sql`
     vector_nearest as materialized (
       select embedding.tool_id, ${distance} as distance
-      from tool_embeddings embedding join ${tools} on ${tools.id} = embedding.tool_id
-      where embedding.model = ${sql.raw(literal(model))} and ${where}
+      from tool_embeddings embedding
+      where embedding.model = ${sql.raw(literal(model))}
+        and (select true from ${tools} where ${tools.id} = embedding.tool_id and ${where})
       order by ${distance}
       limit ${depth}
     ),
