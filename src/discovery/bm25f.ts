@@ -38,6 +38,20 @@ export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
   return inNames >= NAMESPACE_MIN_TOOLS && inNames === postings.length;
 }
 
+/**
+ * Words in more than this share of a large catalog are left out of the lexical leg: their IDF
+ * (under ~1.6) cannot outweigh the rare words that decide the ranking, and their postings are most
+ * of what the leg would read. Small catalogs (under MIN_COMMON_TERM_POSTINGS / share tools) keep
+ * every word, where a word in many tools still separates them ("order" among 8 order tools).
+ */
+const COMMON_TERM_SHARE = 0.2;
+const MIN_COMMON_TERM_POSTINGS = 200;
+
+/** Postings of a word, among what the caller sees, from which it counts as common and is not searched. */
+export function commonTermPostings(visible: number): number {
+  return Math.max(MIN_COMMON_TERM_POSTINGS, Math.ceil(COMMON_TERM_SHARE * visible));
+}
+
 /** Robertson-Sparck Jones IDF as BM25 uses it, floored at 0 for terms in most tools. */
 export function idf(visible: number, documentFrequency: number): number {
   const n = Math.max(visible, documentFrequency);
@@ -61,7 +75,8 @@ export function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLeng
 
 /**
  * BM25F score per tool for a query's distinct lexemes, over the postings of what the caller may
- * see (`visible` tools, their average field lengths), namespace words weighed down in names.
+ * see (`visible` tools, their average field lengths), namespace words weighed down in names and
+ * common words of large catalogs left out.
  * Tools matching no lexeme are absent.
  */
 export function bm25fScores(postings: readonly Posting[], queryLexemes: readonly string[], visible: number, averageLength: FieldVector, params: Bm25Params): Map<number, number> {
@@ -75,6 +90,7 @@ export function bm25fScores(postings: readonly Posting[], queryLexemes: readonly
   }
   const scores = new Map<number, number>();
   for (const list of byLexeme.values()) {
+    if (list.length >= commonTermPostings(visible)) continue;
     const weight = idf(visible, list.length);
     const namespace = isNamespace(list);
     for (const posting of list) scores.set(posting.toolId, (scores.get(posting.toolId) ?? 0) + weight * saturatedTf(posting, averageLength, params, namespace));

@@ -10,7 +10,7 @@ import { toSql } from 'pgvector';
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
 import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
-import { type Bm25Params, NAMESPACE_MIN_TOOLS } from './bm25f.js';
+import { type Bm25Params, commonTermPostings, NAMESPACE_MIN_TOOLS } from './bm25f.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
 export interface DiscoveryFilters {
@@ -68,6 +68,8 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
 /**
  * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL):
  * - `query_terms`: the query's distinct lexemes;
+ * - `searched_terms`: those in fewer than `commonTermPostings` visible tools, found by reading at
+ *   most that many postings of each (a common word's long posting list is never read whole);
  * - `visible_postings`: their postings among what the caller may see: one index-only range scan per
  *   lexeme, the security predicate applied to the posting itself (migration 0006);
  * - `term_weights`: per lexeme its IDF over the visible catalog, and whether it is a namespace word
@@ -83,16 +85,25 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
   const norm = (field: 'a' | 'b' | 'c' | 'd') =>
     `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
   const unseenIdf = Math.log(1 + (input.visible + 0.5) / 0.5);
+  const cap = commonTermPostings(input.visible);
   return sql`
     query_terms as (
       select distinct u.lexeme from unnest(to_tsvector('english', ${input.text})) u
+    ),
+    searched_terms as (
+      select q.lexeme from query_terms q
+      where (select count(*) from (
+               select 1 from tool_terms posting
+               where ${postingVisibleTo(input.visibility, 'posting')} and posting.lexeme = q.lexeme
+               limit ${sql.raw(String(cap))}
+             ) probe) < ${sql.raw(String(cap))}
     ),
     visible_postings as materialized (
       select posting.tool_id, posting.lexeme, posting.tf_a, posting.tf_b, posting.tf_c, posting.tf_d,
              posting.len_a, posting.len_b, posting.len_c, posting.len_d
       from tool_terms posting
       where ${postingVisibleTo(input.visibility, 'posting')}
-        and posting.lexeme = any((select array_agg(lexeme) from query_terms)::text[])
+        and posting.lexeme = any((select array_agg(lexeme) from searched_terms)::text[])
         ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
     ),
     term_weights as (
@@ -103,7 +114,7 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
     ),
     query_weight as (
       select coalesce(sum(coalesce(w.idf, ${sql.raw(f8(unseenIdf))})), 0) as total
-      from query_terms q left join term_weights w using (lexeme)
+      from searched_terms q left join term_weights w using (lexeme)
       where not coalesce(w.namespace, false)
     ),
     lexical_scores as (

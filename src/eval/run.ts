@@ -63,6 +63,14 @@ export interface AbstentionRow {
   recall3: number | null;
 }
 
+/** Requests pasted inside a long conversation, against the same requests alone. */
+export interface LongRequestRow {
+  form: string;
+  queries: number;
+  recall3: number;
+  mrr: number;
+}
+
 /** Top-1 score against how often the top tool was right: what `score` means, measured. */
 export interface CalibrationBin {
   from: number;
@@ -86,6 +94,7 @@ export interface EvalReport {
   /** Share of tools withheld for the abstention check, and what came of it (hybrid, top_k 3). */
   abstention: { withheldShare: number; withheldTools: number; rows: AbstentionRow[] } | null;
   calibration: CalibrationBin[];
+  longRequests: LongRequestRow[];
 }
 
 /** One discovery's outcome as the eval records it. */
@@ -208,6 +217,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       generalityRow('even queries', ranking.filter((_, i) => i % 2 === 0)),
     ];
     let abstention: EvalReport['abstention'] = null;
+    let longRequests: LongRequestRow[] = [];
     if (!options.rankingOnly && hybrid) {
       for (const half of [0, 1] as const) {
         const halfTools = tools.filter((t) => toolHalf(t.name) === half);
@@ -218,6 +228,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
         generality.push(generalityRow(`tool half ${half + 1} (${halfTools.length} tools alone)`, answers));
       }
       abstention = await abstentionCheck(registry, tools, queries, log);
+      longRequests = await longRequestCheck(registry, queries, log);
     }
     const report: EvalReport = {
       dataset: options.dataDir,
@@ -231,6 +242,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       generality,
       abstention,
       calibration: calibration(ranking),
+      longRequests,
     };
     await mkdir(options.outDir, { recursive: true });
     await writeFile(join(options.outDir, 'eval.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -260,6 +272,36 @@ async function abstentionCheck(registry: EvalRegistry, tools: DatasetTool[], que
     };
   });
   return { withheldShare: WITHHELD_SHARE, withheldTools: tools.length - kept.length, rows };
+}
+
+/**
+ * Every 5th request as the last user turn of a pasted conversation (earlier requests of the set as
+ * the previous turns, a canned assistant reply between them, 1,500+ characters in all), searched
+ * by the service; and, for comparison, the same conversation cut to its first or last 1,000
+ * characters by the caller.
+ */
+async function longRequestCheck(registry: EvalRegistry, queries: DatasetQuery[], log: (message: string) => void): Promise<LongRequestRow[]> {
+  const sample = queries.filter((_, i) => i % 5 === 0);
+  const conversation = (i: number): string => {
+    const turns: string[] = [];
+    for (let back = 6; back >= 1; back -= 1) {
+      turns.push(`User: ${queries[(i * 5 + queries.length - back * 7) % queries.length]!.query}`, 'Assistant: Sure, here is what I found for that. Anything else?');
+    }
+    return `${turns.join('\n')}\nUser: ${sample[i]!.query}`;
+  };
+  const forms: [string, (i: number) => string][] = [
+    ['the request alone', (i) => sample[i]!.query],
+    ['in a conversation, searched by the service (last user turn)', conversation],
+    ['in a conversation, its first 1,000 characters', (i) => conversation(i).slice(0, 1000)],
+    ['in a conversation, its last 1,000 characters', (i) => conversation(i).slice(-1000)],
+  ];
+  const rows: LongRequestRow[] = [];
+  for (const [form, text] of forms) {
+    const { answers } = await registry.replay('eval', sample.map((q, i) => ({ ...q, query: text(i) })), 'hybrid', 10, log);
+    const m = summarize(answers);
+    rows.push({ form, queries: answers.length, recall3: m.recall3, mrr: m.mrr });
+  }
+  return rows;
 }
 
 function methodResult(method: string, answers: Answer[], msPerQuery: number): MethodResult {
@@ -341,6 +383,10 @@ export function markdownTable(report: EvalReport): string {
     for (const r of a.rows) {
       lines.push(`| relevant tools ${r.requests} | ${r.queries} | ${pct(r.abstained)} | ${pct(r.empty)} | ${r.answeredRecall3 === null ? '-' : f3(r.answeredRecall3)} | ${r.recall3 === null ? '-' : f3(r.recall3)} |`);
     }
+  }
+  if (report.longRequests.length > 0) {
+    lines.push('', 'Long requests (hybrid, every 5th query):', '', '| form | queries | R@3 | MRR |', '|---|---|---|---|');
+    for (const r of report.longRequests) lines.push(`| ${r.form} | ${r.queries} | ${f3(r.recall3)} | ${f3(r.mrr)} |`);
   }
   if (report.calibration.some((b) => b.queries > 0)) {
     lines.push('', 'Calibration (hybrid, all tools registered): top-1 score against how often the top tool was relevant:', '', '| top-1 score | queries | mean score | top tool relevant |', '|---|---|---|---|');

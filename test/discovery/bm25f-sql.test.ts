@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
-import { bm25fScores, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
+import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
 import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
 import { call, useApp } from '../helpers/app.js';
@@ -20,7 +20,18 @@ const QUERIES = [
   'zzz nothing matches this',
 ];
 
-describe('idf and namespaces', () => {
+describe('idf, namespaces and common words', () => {
+  it('leaves out words in 20% or more of a large catalog, never in a small one', () => {
+    const posting = (toolId: number, lexeme: string): Posting => ({ toolId, lexeme, tf: [0, 0, 1, 0], length: [1, 1, 10, 1] });
+    const common = Array.from({ length: 250 }, (_, i) => posting(i, 'common'));
+    const postings = [...common, posting(1, 'rare')];
+    const average: FieldVector = [1, 1, 10, 1];
+    expect(bm25fScores(postings, ['common', 'rare'], 1000, average, BM25_PARAMS).size).toBe(1);
+    expect(bm25fScores(postings, ['common', 'rare'], 10_000, average, BM25_PARAMS).size).toBe(250);
+    expect(commonTermPostings(100)).toBe(200);
+    expect(commonTermPostings(10_000)).toBe(2000);
+  });
+
   it('gives rare words more weight than common ones, never below zero', () => {
     expect(idf(100, 1)).toBeGreaterThan(idf(100, 10));
     expect(idf(100, 100)).toBeGreaterThan(0);
