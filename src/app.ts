@@ -131,6 +131,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     log: discoveryLog,
     vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
     reads: app.reads,
+    scoreFloors: deps.config.discovery,
     onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
   });
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);

@@ -33,6 +33,10 @@ const EnvSchema = Type.Object({
   EMBEDDING_LOCAL_THREADS: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
   EMBEDDING_LOCAL_MAX_CHARS: Type.Integer({ minimum: 64, maximum: 100000, default: 512 }),
   VECTOR_INDEX_MIN_TOOLS: Type.Integer({ minimum: 0, maximum: 100000000, default: 1000 }),
+  // Calibrated discovery scores (probability that a tool fits): tools under the minimum leave the
+  // shortlist; a best score under the low-confidence floor flags it.
+  DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.02 }),
+  DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.13 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -102,6 +106,8 @@ export interface Config {
     /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
     vectorIndexMinTools: number;
   };
+  /** Score floors of discovery (calibrated probabilities, 0..1). */
+  discovery: { minScore: number; lowConfidenceScore: number };
   logLevel: string;
   limits: {
     bodyBytes: number;
@@ -225,6 +231,7 @@ function toConfig(env: Env): Config {
       localMaxChars: env.EMBEDDING_LOCAL_MAX_CHARS,
       vectorIndexMinTools: env.VECTOR_INDEX_MIN_TOOLS,
     },
+    discovery: { minScore: env.DISCOVERY_MIN_SCORE, lowConfidenceScore: env.DISCOVERY_LOW_CONFIDENCE_SCORE },
     logLevel: env.LOG_LEVEL,
     limits: {
       bodyBytes: env.BODY_LIMIT_BYTES,

@@ -178,7 +178,8 @@ export function createProgram(io: CliIo, state: State): Command {
     .option('--modes <list>', 'comma-separated: hybrid, lexical, vector', 'lexical,vector,hybrid')
     .option('--limit <n>', 'only the first n queries', integer(1, 1_000_000))
     .option('--stride <n>', 'only every n-th query (a sample across the set)', integer(1, 1_000_000))
-    .action(async (options: { data: string; out: string; modes: string; limit?: number; stride?: number }) => {
+    .option('--ranking-only', 'skip the tool-half and abstention checks (each registers the dataset again)')
+    .action(async (options: { data: string; out: string; modes: string; limit?: number; stride?: number; rankingOnly?: boolean }) => {
       const [{ createEmbedder }, { loadConfig }, { markdownTable, runEval }] = await Promise.all([import('../bootstrap.js'), import('../config.js'), import('../eval/run.js')]);
       const report = await runEval({
         dataDir: options.data,
@@ -187,6 +188,7 @@ export function createProgram(io: CliIo, state: State): Command {
         modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
         limit: options.limit,
         stride: options.stride,
+        rankingOnly: options.rankingOnly,
         progress: (message) => io.stderr(`${message}\n`),
       });
       io.stdout(markdownTable(report));

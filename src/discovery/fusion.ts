@@ -1,15 +1,11 @@
 /**
- * Ranking: fuse the lexical and vector legs into one ordered shortlist with calibrated
- * confidence. Pure functions; the measurements behind the constants are in the README
- * (npm run eval on the MetaTool dev set).
+ * Ranking: fuse the lexical and vector legs into one ordered shortlist whose scores are
+ * calibrated probabilities. Pure functions; the measurements behind the constants are in the
+ * README (npm run eval on the MetaTool dev set, fitted and checked on held-out halves).
  */
+import type { Bm25Params } from './bm25f.js';
 
-/** BM25F parameters: saturation k1, length normalization b, weight per tsvector class. */
-export interface Bm25Params {
-  k1: number;
-  b: number;
-  weights: { A: number; B: number; C: number; D: number };
-}
+export type { Bm25Params } from './bm25f.js';
 
 /**
  * A: name words and aliases, B: summary/tags/category, C: description/examples, D: parameters.
@@ -21,39 +17,71 @@ export const BM25_PARAMS: Bm25Params = { k1: 1.5, b: 0.5, weights: { A: 3, B: 2,
 /** The evidence fusion needs about one candidate (see Candidate in repository.ts). */
 export interface Evidence {
   toolId: number;
+  /** BM25F score; null when the lexical leg did not return the tool. */
   lexical: number | null;
+  /**
+   * Share of the query's IDF mass the tool matches (0..1): query words no visible tool has count
+   * at full IDF, so a request about something the catalog lacks covers little.
+   */
+  coverage: number;
   exact: boolean;
   cosine: number | null;
   /** Allowed calls so far; absent counts as none. */
   calls?: number;
 }
 
+/** Logistic calibration of a fused score: P(fits) = sigmoid(intercept + fused x fused + coverage x coverage). */
+export interface Calibration {
+  intercept: number;
+  fused: number;
+  coverage: number;
+}
+
 export interface FusionParams {
-  /** Weight of the normalized lexical score; the vector leg gets the rest. */
+  /** Weight of the normalized lexical score in the fused rank score; the vector leg gets the rest. */
   lexicalWeight: number;
-  /** Below this best cosine nothing is shown: the request is about something the catalog lacks. */
-  emptyFloor: number;
-  /** Below this best cosine the shortlist is flagged low_confidence. */
-  cosineFloor: number;
-  /** Without any lexical match, the best cosine must reach this not to be flagged. */
-  cosineFloorWithoutLexical: number;
   /**
-   * Most a popularity prior (log of allowed calls, relative to the most-called candidate) adds to a
-   * score: enough to reorder near-ties, too little to lift an irrelevant tool over a relevant one.
+   * Most a popularity prior (log of allowed calls, relative to the most-called candidate) adds to
+   * the fused score: enough to reorder near-ties, too little to lift an irrelevant tool.
    */
   popularityWeight: number;
+  /** Calibration per ranking mode. */
+  calibration: Record<RankingMode, Calibration>;
+  /** Tools scoring below this are left out of the shortlist (near-certain misses). */
+  minScore: number;
+  /** A best score below this flags the shortlist low_confidence. */
+  lowConfidenceScore: number;
 }
 
 /**
- * Measured on the dev set: the 0.3/0.7 blend beat reciprocal rank fusion by ~0.03 recall@5 at
- * every k tried; the floors flag ~2% of real requests and ~84% of off-topic ones, and empty the
- * shortlist for ~0.7% of real ones. The sentence encoder rates gibberish ~0.5 similar to tools,
- * which is why the absence of any lexical match must weigh in.
+ * Fitted by logistic regression on the dev set's top-10 candidates per query (label: the tool is
+ * relevant), on one half of the queries and checked on the other (README, "What score means").
+ * The cosine's absolute level added nothing once the fused score was in (its weight came out
+ * negative) and is specific to one encoder, so only the encoder-independent evidence is used; the
+ * vector-only mode, having no lexical evidence, uses the fused score with no coverage term.
  */
-export const FUSION_PARAMS: FusionParams = { lexicalWeight: 0.3, emptyFloor: 0.3, cosineFloor: 0.35, cosineFloorWithoutLexical: 0.6, popularityWeight: 0.02 };
+export const CALIBRATION: Record<RankingMode, Calibration> = {
+  hybrid: { intercept: -8.85, fused: 9.18, coverage: 2.9 },
+  lexical: { intercept: -6.73, fused: 6.03, coverage: 3.03 },
+  vector: { intercept: -9.58, fused: 8.93, coverage: 0 },
+};
+
+/**
+ * lexicalWeight 0.3 beat reciprocal rank fusion by ~0.03 recall@5; the floors are probabilities:
+ * below 0.02 a tool was right ~1 time in 100 on held-out queries, and a best score under 0.13
+ * flags ~5% of requests whose tool is in the catalog (README).
+ */
+export const FUSION_PARAMS: FusionParams = {
+  lexicalWeight: 0.3,
+  popularityWeight: 0.02,
+  calibration: CALIBRATION,
+  minScore: 0.02,
+  lowConfidenceScore: 0.13,
+};
 
 export interface Ranked {
   toolId: number;
+  /** Calibrated estimate that the tool fits the request (1 for an exact name match). */
   score: number;
   lexical: number | null;
   cosine: number | null;
@@ -70,52 +98,57 @@ export interface Ranking {
 
 const byScore = (a: Ranked, b: Ranked): number => Number(b.exact) - Number(a.exact) || b.score - a.score || a.toolId - b.toolId;
 
+const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+
 /**
- * Min-max blend: lexical scores divided by the best one (tools without a match score 0),
- * cosines min-max normalized over the candidate pool (both legs' top candidates, every one with
- * its cosine), then mixed by weight. The pool rather than the whole catalog sets the scale, so
- * an index search that never sees the least similar tools ranks the same way (dev set: R@5
- * unchanged, MRR 0.717 -> 0.714 against normalizing over every visible tool).
- * Exact tool-name matches rank first whatever the blend says. Without a query vector the
- * ranking is lexical alone. An empty list means nothing matched well enough to show.
+ * The fused rank score of each candidate, in 0..1: lexical scores divided by the best one (tools
+ * without a match score 0), cosines min-max normalized over the candidate pool (both legs' top
+ * candidates, each with its cosine), mixed by weight; plus the popularity prior. The pool rather
+ * than the whole catalog sets the scale, so an index search that never sees the least similar
+ * tools ranks the same way.
  */
-export function fuse(evidence: Evidence[], params: FusionParams = FUSION_PARAMS, mode: RankingMode = 'hybrid'): Ranking {
-  if (mode === 'vector') {
-    // Alone, the vector leg has no lexical evidence to miss: judge it by the cosine floor only.
-    const vectorParams = { ...params, lexicalWeight: 0, cosineFloorWithoutLexical: params.cosineFloor };
-    return fuse(evidence.map((e) => ({ ...e, lexical: null, exact: false })), vectorParams);
-  }
-  if (mode === 'lexical') return fuse(evidence.map((e) => ({ ...e, cosine: null })), params);
-  const maxLexical = Math.max(0, ...evidence.map((e) => e.lexical ?? 0));
-  const hybrid = evidence.some((e) => e.cosine !== null);
-  const lexicalMatch = maxLexical > 0;
-  const topCosine = hybrid ? Math.max(...evidence.map((e) => e.cosine ?? -1)) : null;
-  const lowCosine = hybrid ? Math.min(...evidence.map((e) => e.cosine ?? Infinity)) : null;
+export function fusedScores(evidence: readonly Evidence[], params: FusionParams, mode: RankingMode): number[] {
+  const useLexical = mode !== 'vector';
+  const useVector = mode !== 'lexical' && evidence.some((e) => e.cosine !== null);
+  const maxLexical = useLexical ? Math.max(0, ...evidence.map((e) => e.lexical ?? 0)) : 0;
+  const cosines = evidence.map((e) => e.cosine).filter((c): c is number => c !== null);
+  const top = Math.max(...cosines);
+  const low = Math.min(...cosines);
   const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
-  const ranked = evidence.map((e): Ranked => {
+  return evidence.map((e) => {
     const lexical = maxLexical > 0 ? (e.lexical ?? 0) / maxLexical : 0;
-    let score = lexical;
-    if (hybrid) {
-      const low = lowCosine ?? 0;
-      const span = (topCosine ?? 1) - low;
-      const vector = e.cosine === null ? 0 : span > 0 ? (e.cosine - low) / span : 1;
-      score = params.lexicalWeight * lexical + (1 - params.lexicalWeight) * vector;
-    }
+    const vector = e.cosine === null ? 0 : top > low ? (e.cosine - low) / (top - low) : 1;
+    const weight = !useVector ? 1 : !useLexical ? 0 : params.lexicalWeight;
+    const fused = weight * lexical + (1 - weight) * vector;
     // The prior takes its share of the 0..1 scale, so it can separate tools tied at the top.
     const popularity = maxCalls > 0 ? Math.log1p(e.calls ?? 0) / Math.log1p(maxCalls) : 0;
-    score = (1 - params.popularityWeight) * score + params.popularityWeight * popularity;
-    return { toolId: e.toolId, score: e.exact ? 1 : round(score), lexical: e.lexical, cosine: e.cosine, exact: e.exact };
+    return (1 - params.popularityWeight) * fused + params.popularityWeight * popularity;
   });
-  ranked.sort(byScore);
+}
 
-  const anyExact = ranked.some((r) => r.exact);
-  if (anyExact) return { ranked, lowConfidence: false };
-  // Lexical-only (embedder down or disabled): a match is all the evidence there is.
-  if (!hybrid) return lexicalMatch ? { ranked, lowConfidence: false } : { ranked: [], lowConfidence: true };
-  const best = topCosine ?? -1;
-  if (best < params.emptyFloor) return { ranked: [], lowConfidence: true };
-  const lowConfidence = best < params.cosineFloor || (!lexicalMatch && best < params.cosineFloorWithoutLexical);
-  return { ranked, lowConfidence };
+/**
+ * Ranks candidates by calibrated score: the probability that the tool fits, from the fused rank
+ * score and the share of the query's rare words the tool covers. Exact tool-name matches rank
+ * first with score 1. Tools under `minScore` are dropped; a best score under `lowConfidenceScore`
+ * flags the shortlist. Without a query vector the ranking is lexical alone, and a lexical search
+ * with no matching word returns nothing.
+ */
+export function fuse(evidence: readonly Evidence[], params: FusionParams = FUSION_PARAMS, requested: RankingMode = 'hybrid'): Ranking {
+  const hasVector = evidence.some((e) => e.cosine !== null);
+  const mode: RankingMode = hasVector ? requested : 'lexical';
+  const pool = mode === 'lexical' ? evidence.filter((e) => (e.lexical ?? 0) > 0 || e.exact) : evidence;
+  const fused = fusedScores(pool, params, mode);
+  const calibration = params.calibration[mode];
+  const ranked = pool
+    .map((e, i): Ranked => {
+      const coverage = mode === 'vector' ? 0 : e.coverage;
+      const score = e.exact ? 1 : sigmoid(calibration.intercept + calibration.fused * fused[i]! + calibration.coverage * coverage);
+      return { toolId: e.toolId, score: round(score), lexical: e.lexical, cosine: e.cosine, exact: e.exact };
+    })
+    .filter((r) => r.exact || r.score >= params.minScore)
+    .sort(byScore);
+  const best = ranked[0]?.score ?? 0;
+  return { ranked, lowConfidence: best < params.lowConfidenceScore };
 }
 
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;

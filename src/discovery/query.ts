@@ -1,24 +1,85 @@
 import { expandIdentifiers } from '../tools/card-text.js';
 
+/** Which part of a long request the search used. */
+export type SearchedPart = 'whole' | 'last_user_turn' | 'head_and_tail';
+
+/** What the search used of the request: all of it, or a bounded part (response field `searched_query`). */
+export interface SearchedQuery {
+  /** True when the search used only part of the request. */
+  bounded: boolean;
+  part: SearchedPart;
+  /** Characters searched, of the whitespace-normalized request's `total_chars`. */
+  chars: number;
+  total_chars: number;
+}
+
 /** A request prepared for both retrieval legs. */
 export interface PreparedQuery {
-  /** What the user wrote, whitespace-normalized: embedded as is. */
+  /** What the search uses of the request, whitespace-normalized: embedded as is. */
   text: string;
   /** The text the lexical leg tokenizes: identifiers also split into words. */
   lexicalText: string;
   /** Lower-cased identifier-shaped tokens that could be a tool's exact name. */
   nameTokens: string[];
+  searched: SearchedQuery;
 }
+
+/**
+ * Most characters of a request the search uses. A longer request (a pasted conversation, a log)
+ * is accepted whole and searched by its bounded part: embedding time grows with the text, and
+ * every further word costs the lexical leg one more posting range.
+ */
+export const SEARCHED_QUERY_CHARS = 1000;
 
 const NAME_TOKEN = /[A-Za-z][A-Za-z0-9_.-]{0,63}/g;
 // Only identifier-shaped tokens (search_orders, getWeather, s3.put) count as naming a tool: a plain
 // word such as "calculator" is too often just a word (measured: matching those hurt MRR).
 const IDENTIFIER_SHAPE = /[_.\-\d]|[a-z][A-Z]/;
+// A speaker label opening a line of a pasted transcript: "User:", "Human:", "Customer >", "[user]".
+const TURN = /^[ \t]*\[?(user|human|customer|client|me|you|assistant|ai|bot|agent|model|system|tool)\]?[ \t]*[:>]/gim;
+const USER_ROLES = new Set(['user', 'human', 'customer', 'client', 'me']);
 
-/** Normalizes a request (Unicode NFC, collapsed whitespace) and derives what each leg needs. */
-export function prepareQuery(query: string): PreparedQuery {
-  const text = query.normalize('NFC').replace(/\s+/g, ' ').trim();
+const normalize = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+/**
+ * The part of a long request worth searching. A pasted conversation is searched by its last
+ * user turn (what the agent must act on now); any other long text by its head and tail, where
+ * requests put the ask ("Summarize this: …", "… why does this fail?").
+ */
+export function boundedPart(raw: string, limit = SEARCHED_QUERY_CHARS): { text: string; part: SearchedPart } {
+  const whole = normalize(raw);
+  if (whole.length <= limit) return { text: whole, part: 'whole' };
+  const turns = [...raw.matchAll(TURN)];
+  const lastUser = turns.filter((m) => USER_ROLES.has(m[1]!.toLowerCase())).at(-1);
+  if (lastUser && turns.length >= 2) {
+    const start = lastUser.index + lastUser[0].length;
+    const next = turns.find((m) => m.index > lastUser.index);
+    const turn = normalize(raw.slice(start, next?.index ?? raw.length));
+    if (turn !== '') return { text: headAndTail(turn, limit), part: 'last_user_turn' };
+  }
+  return { text: headAndTail(whole, limit), part: 'head_and_tail' };
+}
+
+/** The first and last halves of `text` within `limit` characters, cut at spaces. */
+function headAndTail(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const half = Math.floor((limit - 1) / 2);
+  const head = text.slice(0, half).replace(/\s+\S*$/, '');
+  const tail = text.slice(-half).replace(/^\S*\s+/, '');
+  return `${head} ${tail}`;
+}
+
+/** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs. */
+export function prepareQuery(query: string, limit = SEARCHED_QUERY_CHARS): PreparedQuery {
+  const nfc = query.normalize('NFC');
+  const total = normalize(nfc).length;
+  const { text, part } = boundedPart(nfc, limit);
   const tokens = (text.match(NAME_TOKEN) ?? []).map((t) => t.replace(/[.-]+$/, ''));
   const nameTokens = [...new Set(tokens.filter((t) => IDENTIFIER_SHAPE.test(t)).map((t) => t.toLowerCase()))];
-  return { text, lexicalText: expandIdentifiers(text), nameTokens };
+  return {
+    text,
+    lexicalText: expandIdentifiers(text),
+    nameTokens,
+    searched: { bounded: part !== 'whole', part, chars: text.length, total_chars: total },
+  };
 }

@@ -1,27 +1,13 @@
-import { and, arrayOverlaps, eq, inArray, param, sql, type SQL } from 'drizzle-orm';
-import { toSql } from 'pgvector';
+import { and, inArray, param, sql, type SQL } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { tools, type ToolRow } from '../db/schema.js';
-import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
-import { literal, vectorType } from '../embedding/vector-index.js';
+import { visibleTo, type Visibility } from '../tools/repository.js';
+import type { Bm25Params } from './bm25f.js';
+import { combine, type DiscoveryFilters, lexicalLeg, type VectorSearch, vectorLeg } from './retrieval-sql.js';
 import { FORMATS, type Format } from './formats.js';
-import type { Bm25Params } from './fusion.js';
 
-/** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
-export interface DiscoveryFilters {
-  category?: string;
-  tags?: string[];
-}
-
-/** The security filter plus the caller's filters: the one predicate of every retrieval leg. */
-function candidatePredicate(visibility: Visibility, filters: DiscoveryFilters): SQL | undefined {
-  return and(
-    visibleTo(visibility),
-    filters.category === undefined ? undefined : eq(tools.category, filters.category),
-    filters.tags === undefined || filters.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, filters.tags),
-  );
-}
+export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
 /** Collection statistics of what a caller may see, for BM25 and token accounting. */
 export interface CatalogStats {
@@ -66,24 +52,17 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
 /** One candidate tool with whatever each leg said about it. */
 export interface Candidate {
   toolId: number;
-  /** BM25F score; null when the lexical leg did not return the tool. */
+  /** BM25F score; null when no query word matches the tool. */
   lexical: number | null;
-  lexicalRank: number | null;
+  /** Share of the query's IDF mass the tool matches (0..1). */
+  coverage: number;
   /** The query names the tool exactly. */
   exact: boolean;
   /** Best cosine similarity over the tool's vectors; null without a query vector. */
   cosine: number | null;
-  vectorRank: number | null;
   /** Allowed calls of the tool so far (the popularity prior). */
   calls: number;
 }
-
-/** How the vector leg finds its candidates. */
-export type VectorSearch =
-  /** Exact cosine over every vector the caller may see. */
-  | 'exact'
-  /** The model's HNSW index with an iterative scan, filtered by the same predicate. */
-  | 'index';
 
 export interface RetrievalRequest {
   visibility: Visibility;
@@ -117,10 +96,9 @@ interface Retrieval {
 }
 
 /**
- * Both retrieval legs in one statement, each filtered by the security predicate: BM25F over the
- * postings of the query's lexemes (IDF from what the caller may see), and cosine over the tool
- * vectors (max over a tool's vectors). Returns the union of each leg's top `depth`, with both
- * legs' scores for every candidate so fusion sees complete evidence.
+ * Both retrieval legs in one statement (retrieval-sql.ts), each filtered by the security
+ * predicate, returning the union of each leg's top `depth` with both legs' evidence for every
+ * candidate.
  *
  * The vector leg is exact, or for large catalogs an HNSW iterative scan (see vector-index.ts).
  * An index scan that returns fewer vectors than asked has hit pgvector's scan bound before
@@ -129,10 +107,9 @@ interface Retrieval {
  */
 export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
   if (request.vector?.search === 'index') {
-    const wanted = nearestWanted(request.depth);
     // The session settings (src/db/client.ts) make this an iterative scan.
     const viaIndex = await runRetrieval(executor, request);
-    if ((viaIndex.nearest ?? 0) >= wanted) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
+    if ((viaIndex.nearest ?? 0) >= request.depth) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
     const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } });
     return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
   }
@@ -140,132 +117,35 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
   return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
 }
 
-/**
- * Vectors an index search asks for. A tool has several (card, aliases, examples), so this yields
- * fewer than `depth` tools, which is plenty for a top-10 shortlist; asking for 2x depth cost ~3 ms
- * more at 10,000 tools (PGlite).
- */
-const nearestWanted = (depth: number): number => depth;
-
-/** Caller filters (category, tags) on the tool row, or undefined when there are none. */
-function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
-  return and(
-    filters.category === undefined ? undefined : eq(tools.category, filters.category),
-    filters.tags === undefined || filters.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, filters.tags),
-  );
+/** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
+export function retrievalStatement(request: RetrievalRequest): SQL {
+  const { stats, depth } = request;
+  const lexical = lexicalLeg({
+    visibility: request.visibility,
+    filters: request.filters,
+    text: request.text,
+    nameTokens: request.nameTokens,
+    visible: stats.visible,
+    averageLength: stats.avgLength,
+    bm25: request.bm25,
+    depth,
+  });
+  if (!request.vector) return sql`with ${lexical} ${combine(undefined)}`;
+  const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth });
+  return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
 }
 
 async function runRetrieval(executor: Executor, request: RetrievalRequest): Promise<Retrieval> {
-  const { bm25, stats, depth } = request;
-  const where = candidatePredicate(request.visibility, request.filters);
-  const filters = filterPredicate(request.filters);
-  const avg = (x: number) => Math.max(x, 1);
-  // Constants are inlined as float8 so PostgreSQL does no numeric arithmetic per posting.
-  const f8 = (x: number) => `${Number.isFinite(x) ? x : 0}::float8`;
-  const fieldTf = (field: 'a' | 'b' | 'c' | 'd', weight: number, average: number) =>
-    sql.raw(`${f8(weight)} * p.tf_${field} / (${f8(1 - bm25.b)} + ${f8(bm25.b / avg(average))} * p.len_${field})`);
-
-  // Postings carry the tool's tenant, scopes and field lengths (migration 0006): the leg is one
-  // index-only range scan per query lexeme, filtered by the security predicate on the posting.
-  // The tool row is read only for an exact-name match among the scored, or a caller's filters.
-  const lexical = sql`
-    p as materialized (
-      select p.tool_id, p.lexeme, p.tf_a, p.tf_b, p.tf_c, p.tf_d, p.len_a, p.len_b, p.len_c, p.len_d
-      from tool_terms p
-      where ${postingVisibleTo(request.visibility, 'p')}
-        and p.lexeme = any((select array_agg(u.lexeme) from unnest(to_tsvector('english', ${request.text})) u)::text[])
-        ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = p.tool_id and ${filters})` : sql``}
-    ),
-    idf as (
-      select lexeme, ln(1 + (greatest(${stats.visible}::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) as idf
-      from p group by lexeme
-    ),
-    scored as (
-      select p.tool_id,
-             sum(idf.idf * (w.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (w.tf + ${sql.raw(f8(bm25.k1))})) as score
-      from p join idf using (lexeme)
-      cross join lateral (select ${fieldTf('a', bm25.weights.A, stats.avgLength.a)}
-                               + ${fieldTf('b', bm25.weights.B, stats.avgLength.b)}
-                               + ${fieldTf('c', bm25.weights.C, stats.avgLength.c)}
-                               + ${fieldTf('d', bm25.weights.D, stats.avgLength.d)} as tf) w
-      group by p.tool_id
-    ),
-    named as (
-      select ${tools.id} as tool_id from ${tools}
-      where ${where} and lower(${tools.name}) = any(${param(request.nameTokens)}::text[])
-    ),
-    lex as (
-      select tool_id, n.tool_id is not null as exact, coalesce(s.score, 0) as score,
-             row_number() over (order by coalesce(s.score, 0) desc, tool_id) as rank
-      from scored s full join named n using (tool_id)
-      order by n.tool_id is not null desc, coalesce(s.score, 0) desc, tool_id
-      limit ${depth}
-    )`;
-
-  let statement: SQL;
-  if (request.vector) {
-    const { model, values, search } = request.vector;
-    const query = sql`${toSql(values) as string}::vector`;
-    let vectors: SQL;
-    if (search === 'index') {
-      // The expression, dims and model literal match the partial HNSW index of vector-index.ts.
-      const typed = vectorType(values.length);
-      const distance = sql`e.embedding::${typed} <=> ${toSql(values) as string}::${typed}`;
-      vectors = sql`
-        nearest as materialized (
-          select e.tool_id, ${distance} as distance
-          from tool_embeddings e join ${tools} on ${tools.id} = e.tool_id
-          where e.model = ${sql.raw(literal(model))} and ${where}
-          order by ${distance}
-          limit ${nearestWanted(depth)}
-        ),
-        vall as (
-          select tool_id, max(1 - distance) as sim from nearest group by tool_id
-          union all
-          -- Lexical candidates the index did not return still get their exact cosine.
-          select e.tool_id, max(1 - (e.embedding <=> ${query}))
-          from tool_embeddings e
-          where e.model = ${model} and e.tool_id in (select tool_id from lex except select tool_id from nearest)
-          group by e.tool_id
-        )`;
-    } else {
-      vectors = sql`
-        vall as (
-          select e.tool_id, max(1 - (e.embedding <=> ${query})) as sim
-          from tool_embeddings e join ${tools} on ${tools.id} = e.tool_id
-          where e.model = ${model} and ${where}
-          group by e.tool_id
-        )`;
-    }
-    statement = sql`
-      with ${lexical},
-      ${vectors},
-      vec as (select tool_id, sim, row_number() over (order by sim desc, tool_id) as rank from vall)
-      select coalesce(l.tool_id, v.tool_id) as tool_id, l.score as lexical, l.rank as lexical_rank, coalesce(l.exact, false) as exact,
-             v.sim as cosine, v.rank as vector_rank,
-             (select u.calls from tool_usage u where u.tool_id = coalesce(l.tool_id, v.tool_id)) as calls,
-             ${search === 'index' ? sql`(select count(*) from nearest)` : sql`null::bigint`} as nearest
-      from lex l
-      full join (select * from vec where rank <= ${depth} or tool_id in (select tool_id from lex)) v on v.tool_id = l.tool_id`;
-  } else {
-    statement = sql`
-      with ${lexical}
-      select tool_id, score as lexical, rank as lexical_rank, exact,
-             null::float8 as cosine, null::bigint as vector_rank,
-             (select u.calls from tool_usage u where u.tool_id = lex.tool_id) as calls, null::bigint as nearest
-      from lex`;
-  }
-  const rows = await rowsOf<Record<string, unknown>>(executor.execute(statement));
+  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request)));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
     nearest: num(rows[0]?.nearest) ?? (request.vector?.search === 'index' ? 0 : null),
     candidates: rows.map((r) => ({
       toolId: Number(r.tool_id),
       lexical: num(r.lexical),
-      lexicalRank: num(r.lexical_rank),
+      coverage: num(r.coverage) ?? 0,
       exact: r.exact === true,
       cosine: num(r.cosine),
-      vectorRank: num(r.vector_rank),
       calls: num(r.calls) ?? 0,
     })),
   };

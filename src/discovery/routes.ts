@@ -6,13 +6,17 @@ import { AppError } from '../errors.js';
 import { errorResponses, ToolCard } from '../http/schemas.js';
 import { textProblems } from '../tools/validation.js';
 import { FORMATS } from './formats.js';
+import { SEARCHED_QUERY_CHARS } from './query.js';
 import { listDiscoveries } from './log-repository.js';
 import type { DiscoveryLogWriter } from './log-writer.js';
 import type { DiscoverInput, DiscoveryService } from './service.js';
 
 const DiscoverBody = Type.Object(
   {
-    query: Type.String({ minLength: 1, maxLength: 4000, description: 'the user\'s request, in their words' }),
+    query: Type.String({
+      minLength: 1,
+      description: `the user's request, in their words; any length up to the body limit (a longer one is searched by its bounded part of ${SEARCHED_QUERY_CHARS} characters, see searched_query)`,
+    }),
     top_k: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
     format: Type.Enum([...FORMATS], { default: 'openai' }),
     mode: Type.Enum(['hybrid', 'lexical', 'vector'], {
@@ -49,6 +53,17 @@ const DiscoverResponse = Type.Object({
   }),
   low_confidence: Type.Boolean(),
   search_mode: Type.Enum(['hybrid', 'lexical', 'vector'], { description: 'the legs that ranked: lexical when the embedder is disabled or unavailable' }),
+  searched_query: Type.Object(
+    {
+      bounded: Type.Boolean({ description: 'true when the search used only part of the request' }),
+      part: Type.Enum(['whole', 'last_user_turn', 'head_and_tail'], {
+        description: 'whole; the last user turn of a pasted conversation; or the head and tail of any other long text',
+      }),
+      chars: Type.Integer({ description: 'characters searched (whitespace collapsed)' }),
+      total_chars: Type.Integer({ description: 'characters of the whole request (whitespace collapsed)' }),
+    },
+    { description: `what the search used of the request (extension): at most ${SEARCHED_QUERY_CHARS} characters` },
+  ),
 });
 
 /** POST /v1/discover and the publishers' discovery report. */

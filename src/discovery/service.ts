@@ -7,9 +7,9 @@ import { type ToolCard, documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import type { Format } from './formats.js';
 import { renderTool } from './formats.js';
-import { BM25_PARAMS, FUSION_PARAMS, fuse, type RankingMode } from './fusion.js';
+import { BM25_PARAMS, FUSION_PARAMS, fuse, type FusionParams, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
-import { prepareQuery } from './query.js';
+import { prepareQuery, type SearchedQuery } from './query.js';
 import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 
 export interface DiscoverInput {
@@ -37,6 +37,7 @@ export interface DiscoverResult {
   tokens: { shortlist: number; catalog: number };
   low_confidence: boolean;
   search_mode: SearchMode;
+  searched_query: SearchedQuery;
 }
 
 /** Milliseconds spent per stage of one discovery (for metrics and the log). */
@@ -69,6 +70,8 @@ export interface DiscoveryOptions {
   vectorIndexMinTools?: number;
   /** Where retrieval reads (the read replica when configured); the discovery log is always written to `db`. */
   reads?: Executor;
+  /** Score floors (calibrated probabilities); FUSION_PARAMS' defaults when absent. */
+  scoreFloors?: Pick<FusionParams, 'minScore' | 'lowConfidenceScore'>;
   /** Receives each discovery's per-stage timings (metrics). */
   onTimings?: (timings: StageTimings, mode: SearchMode, vectorSearch: VectorSearchOutcome | undefined) => void;
 }
@@ -83,6 +86,7 @@ const CANDIDATE_DEPTH = 100;
 export class DiscoveryService {
   private readonly vectorIndexMinTools: number;
   private readonly reads: Executor;
+  private readonly fusion: FusionParams;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
   private readonly log: DiscoveryLogSink;
 
@@ -95,6 +99,7 @@ export class DiscoveryService {
     this.log = options.log;
     this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
     this.reads = options.reads ?? db;
+    this.fusion = { ...FUSION_PARAMS, ...options.scoreFloors };
     this.onTimings = options.onTimings ?? (() => undefined);
   }
 
@@ -124,7 +129,7 @@ export class DiscoveryService {
       depth: CANDIDATE_DEPTH,
     });
     const retrieved = performance.now();
-    const { ranked, lowConfidence } = fuse(candidates, FUSION_PARAMS, searchMode);
+    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode);
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
@@ -144,6 +149,7 @@ export class DiscoveryService {
       tokens: { shortlist: shortlistTokens, catalog: stats.catalogTokens[input.format] },
       low_confidence: lowConfidence,
       search_mode: searchMode,
+      searched_query: query.searched,
     };
     const rendered = performance.now();
 

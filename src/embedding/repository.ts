@@ -6,7 +6,8 @@ import { toSql } from 'pgvector';
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
 import type { IndexStatus } from '../tools/views.js';
-import type { EmbeddableCard } from './card-texts.js';
+import { CARD_TEXTS_VERSION, type EmbeddableCard } from './card-texts.js';
+import { literal } from './vector-index.js';
 
 export interface StaleTool extends EmbeddableCard {
   id: number;
@@ -14,14 +15,14 @@ export interface StaleTool extends EmbeddableCard {
   stamp: string;
 }
 
-// What the vectors were computed from: the document and the learned aliases.
-const STAMP = sql.raw(`md5(t.content_hash || t.search_learned)`);
+// What the vectors were computed from: the document, the learned aliases and the card texts' version.
+const STAMP = sql.raw(`md5(t.content_hash || t.search_learned || ${literal(CARD_TEXTS_VERSION)})`);
 
 /** Active tools whose vectors for `model` are missing or older than their content. */
 export async function staleTools(db: Db, model: string, limit: number): Promise<StaleTool[]> {
-  const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_learned: string; stamp: string }>(
+  const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string }>(
     db.execute(sql`
-    select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_learned, ${STAMP} as stamp
+    select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp
     from ${tools} t
     left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
     where t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})
@@ -35,6 +36,7 @@ export async function staleTools(db: Db, model: string, limit: number): Promise<
     description: r.description,
     aliases: r.aliases,
     examples: r.examples,
+    parameters: r.search_params,
     learned: r.search_learned === '' ? [] : r.search_learned.split('\n'),
     stamp: r.stamp,
   }));

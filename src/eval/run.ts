@@ -12,9 +12,10 @@ import { openPglite } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import type { RankingMode } from '../discovery/fusion.js';
 import type { Embedder } from '../embedding/provider.js';
-import { loadDataset, toToolDocument } from './dataset.js';
+import { type DatasetQuery, type DatasetTool, loadDataset, toToolDocument } from './dataset.js';
 import { keywordOverlapRank } from './keyword-baseline.js';
-import { type QueryOutcome, type RetrievalMetrics, summarize } from './metrics.js';
+import { hitAt, type QueryOutcome, type RetrievalMetrics, summarize } from './metrics.js';
+import { presence, toolHalf, withheld } from './splits.js';
 
 export interface EvalOptions {
   dataDir: string;
@@ -25,6 +26,8 @@ export interface EvalOptions {
   limit?: number;
   /** Evaluate every n-th query (a deterministic sample across the whole set). */
   stride?: number;
+  /** Skip the abstention and tool-half checks (each registers the dataset again). */
+  rankingOnly?: boolean;
   progress?: (message: string) => void;
 }
 
@@ -38,6 +41,46 @@ export interface MethodResult extends RetrievalMetrics {
   msPerQuery: number;
 }
 
+/** R@3 of the hybrid ranking on disjoint parts of the dataset: gains that fit one part only show here. */
+export interface Generality {
+  part: string;
+  queries: number;
+  recall3: number;
+  recall5: number;
+  mrr: number;
+}
+
+/** How requests fare when their tools are missing from the catalog, against requests whose tools are there. */
+export interface AbstentionRow {
+  requests: 'absent' | 'present';
+  queries: number;
+  /** Share answered with an empty shortlist or low_confidence. */
+  abstained: number;
+  empty: number;
+  /** Hit rate at 3 of the requests that were answered (not empty, not low_confidence); present only. */
+  answeredRecall3: number | null;
+  /** Hit rate at 3 over all of them, flagged or not; present only. */
+  recall3: number | null;
+}
+
+/** Requests pasted inside a long conversation, against the same requests alone. */
+export interface LongRequestRow {
+  form: string;
+  queries: number;
+  recall3: number;
+  mrr: number;
+}
+
+/** Top-1 score against how often the top tool was right: what `score` means, measured. */
+export interface CalibrationBin {
+  from: number;
+  to: number;
+  queries: number;
+  /** Share of these queries whose first tool is relevant. */
+  correct: number;
+  meanScore: number;
+}
+
 export interface EvalReport {
   dataset: string;
   tools: number;
@@ -47,47 +90,145 @@ export interface EvalReport {
   registrationToolsPerSecond: number;
   queries: number;
   results: MethodResult[];
+  generality: Generality[];
+  /** Share of tools withheld for the abstention check, and what came of it (hybrid, top_k 3). */
+  abstention: { withheldShare: number; withheldTools: number; rows: AbstentionRow[] } | null;
+  calibration: CalibrationBin[];
+  longRequests: LongRequestRow[];
 }
 
-const TENANT = 'eval';
+/** One discovery's outcome as the eval records it. */
+interface Answer extends QueryOutcome {
+  scores: number[];
+  lowConfidence: boolean;
+  tokenRatio: number;
+}
 
-/** Registers a dataset through the HTTP API on a throwaway database and replays its queries. */
-export async function runEval(options: EvalOptions): Promise<EvalReport> {
-  const log = options.progress ?? (() => undefined);
-  const secret = randomBytes(32).toString('base64url');
-  // Real-world descriptions run long; the eval measures retrieval, not publishing limits.
-  const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0' });
-  const database = await openPglite('memory://');
-  await migrate(database);
-  const app = await buildApp({ config, database, ownsDatabase: true, verify: createVerifier(config.jwt), embedder: options.embedder });
-  await app.ready();
-  try {
-    const token = await new SignJWT({ tenant_id: TENANT, scope: 'registry:publish' })
+interface DiscoverBody {
+  tools: { name: string; score: number; card: { tokens: { openai: number } } }[];
+  tokens: { catalog: number };
+  low_confidence: boolean;
+}
+
+/** The share of tools the abstention check withholds. */
+export const WITHHELD_SHARE = 0.15;
+
+/** A throwaway registry over HTTP: one app, one tenant per catalog variant. */
+class EvalRegistry {
+  private constructor(
+    readonly app: FastifyInstance,
+    private readonly secret: string,
+  ) {}
+
+  static async open(embedder: Embedder | undefined): Promise<EvalRegistry> {
+    const secret = randomBytes(32).toString('base64url');
+    // Real-world descriptions run long; the eval measures retrieval, not publishing limits.
+    const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0' });
+    const database = await openPglite('memory://');
+    await migrate(database);
+    const app = await buildApp({ config, database, ownsDatabase: true, verify: createVerifier(config.jwt), embedder });
+    await app.ready();
+    return new EvalRegistry(app, secret);
+  }
+
+  async headers(tenant: string): Promise<Record<string, string>> {
+    const token = await new SignJWT({ tenant_id: tenant, scope: 'registry:publish' })
       .setProtectedHeader({ alg: 'HS256' })
       .setExpirationTime('12h')
-      .sign(new TextEncoder().encode(secret));
-    const headers = { authorization: `Bearer ${token}` };
-    const { tools, queries: allQueries } = await loadDataset(options.dataDir);
-    const sampled = options.stride && options.stride > 1 ? allQueries.filter((_, i) => i % options.stride! === 0) : allQueries;
-    const queries = options.limit ? sampled.slice(0, options.limit) : sampled;
+      .sign(new TextEncoder().encode(this.secret));
+    return { authorization: `Bearer ${token}` };
+  }
 
-    const started = performance.now();
+  /** Registers tools in `tenant`; returns the repaired count and the rejections. */
+  async register(tenant: string, tools: DatasetTool[]): Promise<{ repaired: number; rejected: EvalReport['rejected'] }> {
+    const headers = await this.headers(tenant);
     let repaired = 0;
     const rejected: EvalReport['rejected'] = [];
     for (const tool of tools) {
       const { document, repairs } = toToolDocument(tool);
       if (repairs.length > 0) repaired += 1;
-      const response = await app.inject({ method: 'POST', url: '/v1/tools', headers, payload: document });
+      const response = await this.app.inject({ method: 'POST', url: '/v1/tools', headers, payload: document });
       if (response.statusCode !== 201) rejected.push({ name: tool.name, reason: response.body.slice(0, 300) });
     }
+    await this.app.indexer?.flush();
+    return { repaired, rejected };
+  }
+
+  async replay(tenant: string, queries: DatasetQuery[], mode: RankingMode, topK: number, log: (message: string) => void): Promise<{ answers: Answer[]; ms: number }> {
+    const headers = await this.headers(tenant);
+    const answers: Answer[] = [];
+    const started = performance.now();
+    for (const [i, q] of queries.entries()) {
+      const response = await this.app.inject({ method: 'POST', url: '/v1/discover', headers, payload: { query: q.query, top_k: topK, format: 'openai', mode } });
+      if (response.statusCode !== 200) throw new Error(`discover failed (${response.statusCode}): ${response.body.slice(0, 300)}`);
+      const body = response.json<DiscoverBody>();
+      const shortlist = body.tools.slice(0, 3).reduce((sum, t) => sum + t.card.tokens.openai, 0);
+      answers.push({
+        ranked: body.tools.map((t) => t.name),
+        relevant: q.relevant,
+        scores: body.tools.map((t) => t.score),
+        lowConfidence: body.low_confidence,
+        tokenRatio: body.tokens.catalog > 0 ? shortlist / body.tokens.catalog : 0,
+      });
+      if ((i + 1) % 500 === 0) log(`${tenant} ${mode}: ${i + 1}/${queries.length}`);
+    }
+    return { answers, ms: (performance.now() - started) / Math.max(queries.length, 1) };
+  }
+
+  close(): Promise<void> {
+    return this.app.close();
+  }
+}
+
+const share = (items: readonly unknown[], total: number): number => items.length / Math.max(total, 1);
+const isEmptyOrFlagged = (a: Answer): boolean => a.ranked.length === 0 || a.lowConfidence;
+
+/**
+ * Registers a dataset through the HTTP API on a throwaway database and replays its queries: the
+ * ranking table per method; R@3 on odd and even queries and on two disjoint tool halves (each half
+ * registered alone, its own queries replayed); and the abstention check (a hash-chosen 15% of the
+ * tools withheld: how often requests for a missing tool come back empty or low_confidence, against
+ * requests whose tools are there).
+ */
+export async function runEval(options: EvalOptions): Promise<EvalReport> {
+  const log = options.progress ?? (() => undefined);
+  const registry = await EvalRegistry.open(options.embedder);
+  try {
+    const { tools, queries: allQueries } = await loadDataset(options.dataDir);
+    const sampled = options.stride && options.stride > 1 ? allQueries.filter((_, i) => i % options.stride! === 0) : allQueries;
+    const queries = options.limit ? sampled.slice(0, options.limit) : sampled;
+
+    const started = performance.now();
+    const { repaired, rejected } = await registry.register('eval', tools);
     const registrationSeconds = (performance.now() - started) / 1000;
-    log(`registered ${tools.length - rejected.length}/${tools.length} tools in ${registrationSeconds.toFixed(1)} s; embedding…`);
-    await app.indexer?.flush();
+    log(`registered and embedded ${tools.length - rejected.length}/${tools.length} tools in ${registrationSeconds.toFixed(1)} s`);
 
     const results: MethodResult[] = [baseline(tools, queries)];
+    let hybrid: Answer[] | undefined;
     for (const mode of options.modes) {
       if (mode !== 'lexical' && !options.embedder) continue;
-      results.push(await replay(app, headers, queries, mode, log));
+      const { answers, ms } = await registry.replay('eval', queries, mode, 10, log);
+      if (mode === 'hybrid') hybrid = answers;
+      results.push(methodResult(mode === 'hybrid' ? 'hybrid (service default)' : `${mode} only`, answers, ms));
+    }
+    const ranking = hybrid ?? [];
+    const generality: Generality[] = [
+      generalityRow('odd queries', ranking.filter((_, i) => i % 2 === 1)),
+      generalityRow('even queries', ranking.filter((_, i) => i % 2 === 0)),
+    ];
+    let abstention: EvalReport['abstention'] = null;
+    let longRequests: LongRequestRow[] = [];
+    if (!options.rankingOnly && hybrid) {
+      for (const half of [0, 1] as const) {
+        const halfTools = tools.filter((t) => toolHalf(t.name) === half);
+        const names = new Set(halfTools.map((t) => t.name));
+        await registry.register(`eval-half-${half}`, halfTools);
+        const halfQueries = queries.filter((q) => presence(q.relevant, names) === 'present');
+        const { answers } = await registry.replay(`eval-half-${half}`, halfQueries, 'hybrid', 10, log);
+        generality.push(generalityRow(`tool half ${half + 1} (${halfTools.length} tools alone)`, answers));
+      }
+      abstention = await abstentionCheck(registry, tools, queries, log);
+      longRequests = await longRequestCheck(registry, queries, log);
     }
     const report: EvalReport = {
       dataset: options.dataDir,
@@ -98,14 +239,104 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       registrationToolsPerSecond: Math.round(tools.length / registrationSeconds),
       queries: queries.length,
       results,
+      generality,
+      abstention,
+      calibration: calibration(ranking),
+      longRequests,
     };
     await mkdir(options.outDir, { recursive: true });
     await writeFile(join(options.outDir, 'eval.json'), `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(join(options.outDir, 'eval.md'), `${markdownTable(report)}\n`);
     return report;
   } finally {
-    await app.close();
+    await registry.close();
   }
+}
+
+async function abstentionCheck(registry: EvalRegistry, tools: DatasetTool[], queries: DatasetQuery[], log: (message: string) => void): Promise<NonNullable<EvalReport['abstention']>> {
+  const kept = tools.filter((t) => !withheld(t.name, WITHHELD_SHARE));
+  const names = new Set(kept.map((t) => t.name));
+  await registry.register('eval-withheld', kept);
+  // The default shortlist size agents ask for.
+  const { answers } = await registry.replay('eval-withheld', queries, 'hybrid', 3, log);
+  const rows: AbstentionRow[] = (['absent', 'present'] as const).map((requests) => {
+    const group = answers.filter((a) => presence(a.relevant, names) === requests);
+    const answered = group.filter((a) => !isEmptyOrFlagged(a));
+    return {
+      requests,
+      queries: group.length,
+      abstained: share(group.filter(isEmptyOrFlagged), group.length),
+      empty: share(group.filter((a) => a.ranked.length === 0), group.length),
+      answeredRecall3: requests === 'present' ? share(answered.filter((a) => hitAt(a, 3) === 1), answered.length) : null,
+      recall3: requests === 'present' ? share(group.filter((a) => hitAt(a, 3) === 1), group.length) : null,
+    };
+  });
+  return { withheldShare: WITHHELD_SHARE, withheldTools: tools.length - kept.length, rows };
+}
+
+/**
+ * Every 5th request as the last user turn of a pasted conversation (earlier requests of the set as
+ * the previous turns, a canned assistant reply between them, 1,500+ characters in all), searched
+ * by the service; and, for comparison, the same conversation cut to its first or last 1,000
+ * characters by the caller.
+ */
+async function longRequestCheck(registry: EvalRegistry, queries: DatasetQuery[], log: (message: string) => void): Promise<LongRequestRow[]> {
+  const sample = queries.filter((_, i) => i % 5 === 0);
+  const conversation = (i: number): string => {
+    const turns: string[] = [];
+    for (let back = 6; back >= 1; back -= 1) {
+      turns.push(`User: ${queries[(i * 5 + queries.length - back * 7) % queries.length]!.query}`, 'Assistant: Sure, here is what I found for that. Anything else?');
+    }
+    return `${turns.join('\n')}\nUser: ${sample[i]!.query}`;
+  };
+  const forms: [string, (i: number) => string][] = [
+    ['the request alone', (i) => sample[i]!.query],
+    ['in a conversation, searched by the service (last user turn)', conversation],
+    ['in a conversation, its first 1,000 characters', (i) => conversation(i).slice(0, 1000)],
+    ['in a conversation, its last 1,000 characters', (i) => conversation(i).slice(-1000)],
+  ];
+  const rows: LongRequestRow[] = [];
+  for (const [form, text] of forms) {
+    const { answers } = await registry.replay('eval', sample.map((q, i) => ({ ...q, query: text(i) })), 'hybrid', 10, log);
+    const m = summarize(answers);
+    rows.push({ form, queries: answers.length, recall3: m.recall3, mrr: m.mrr });
+  }
+  return rows;
+}
+
+function methodResult(method: string, answers: Answer[], msPerQuery: number): MethodResult {
+  const n = Math.max(answers.length, 1);
+  return {
+    method,
+    ...summarize(answers),
+    tokenRatio: answers.reduce((sum, a) => sum + a.tokenRatio, 0) / n,
+    empty: share(answers.filter((a) => a.ranked.length === 0), n),
+    lowConfidence: share(answers.filter((a) => a.lowConfidence), n),
+    msPerQuery,
+  };
+}
+
+function generalityRow(part: string, answers: Answer[]): Generality {
+  const m = summarize(answers);
+  return { part, queries: answers.length, recall3: m.recall3, recall5: m.recall5, mrr: m.mrr };
+}
+
+/** Top-1 score in fifths of the scale against how often that first tool was right. */
+function calibration(answers: Answer[]): CalibrationBin[] {
+  const bins: CalibrationBin[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    const from = i / 5;
+    const to = (i + 1) / 5;
+    const group = answers.filter((a) => a.scores.length > 0 && a.scores[0]! >= from && (a.scores[0]! < to || (i === 4 && a.scores[0]! <= to)));
+    bins.push({
+      from,
+      to,
+      queries: group.length,
+      correct: share(group.filter((a) => hitAt(a, 1) === 1), group.length),
+      meanScore: group.reduce((sum, a) => sum + a.scores[0]!, 0) / Math.max(group.length, 1),
+    });
+  }
+  return bins;
 }
 
 function baseline(tools: { name: string; description: string }[], queries: { query: string; relevant: string[] }[]): MethodResult {
@@ -115,53 +346,16 @@ function baseline(tools: { name: string; description: string }[], queries: { que
     method: 'keyword overlap (naive baseline)',
     ...summarize(outcomes),
     tokenRatio: null,
-    empty: outcomes.filter((o) => o.ranked.length === 0).length / Math.max(outcomes.length, 1),
+    empty: share(outcomes.filter((o) => o.ranked.length === 0), outcomes.length),
     lowConfidence: 0,
     msPerQuery: (performance.now() - started) / Math.max(queries.length, 1),
   };
 }
 
-interface DiscoverBody {
-  tools: { name: string; card: { tokens: { openai: number } } }[];
-  tokens: { catalog: number };
-  low_confidence: boolean;
-}
-
-async function replay(
-  app: FastifyInstance,
-  headers: Record<string, string>,
-  queries: { query: string; relevant: string[] }[],
-  mode: RankingMode,
-  log: (message: string) => void,
-): Promise<MethodResult> {
-  const outcomes: QueryOutcome[] = [];
-  let ratio = 0;
-  let low = 0;
-  const started = performance.now();
-  for (const [i, q] of queries.entries()) {
-    const response = await app.inject({ method: 'POST', url: '/v1/discover', headers, payload: { query: q.query, top_k: 10, format: 'openai', mode } });
-    if (response.statusCode !== 200) throw new Error(`discover failed (${response.statusCode}): ${response.body.slice(0, 300)}`);
-    const body = response.json<DiscoverBody>();
-    outcomes.push({ ranked: body.tools.map((t) => t.name), relevant: q.relevant });
-    const shortlist = body.tools.slice(0, 3).reduce((sum, t) => sum + t.card.tokens.openai, 0);
-    ratio += body.tokens.catalog > 0 ? shortlist / body.tokens.catalog : 0;
-    if (body.low_confidence) low += 1;
-    if ((i + 1) % 250 === 0) log(`${mode}: ${i + 1}/${queries.length}`);
-  }
-  const n = Math.max(queries.length, 1);
-  return {
-    method: mode === 'hybrid' ? 'hybrid (service default)' : `${mode} only`,
-    ...summarize(outcomes),
-    tokenRatio: ratio / n,
-    empty: outcomes.filter((o) => o.ranked.length === 0).length / n,
-    lowConfidence: low / n,
-    msPerQuery: (performance.now() - started) / n,
-  };
-}
-
 const f3 = (x: number): string => x.toFixed(3);
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
-/** The report as a markdown table. */
+/** The report as markdown: ranking, generality, abstention and calibration tables. */
 export function markdownTable(report: EvalReport): string {
   const lines = [
     `Dataset ${report.dataset}: ${report.registered}/${report.tools} tools registered (${report.repaired} repaired to pass validation), ${report.queries} queries; registration ${report.registrationToolsPerSecond} tools/s.`,
@@ -170,8 +364,33 @@ export function markdownTable(report: EvalReport): string {
     '|---|---|---|---|---|---|---|---|---|---|',
     ...report.results.map(
       (r) =>
-        `| ${r.method} | ${f3(r.recall1)} | ${f3(r.recall3)} | ${f3(r.recall5)} | ${f3(r.mrr)} | ${f3(r.ndcg5)} | ${r.tokenRatio === null ? '-' : `${(r.tokenRatio * 100).toFixed(1)}%`} | ${(r.empty * 100).toFixed(1)}% | ${(r.lowConfidence * 100).toFixed(1)}% | ${r.msPerQuery.toFixed(1)} |`,
+        `| ${r.method} | ${f3(r.recall1)} | ${f3(r.recall3)} | ${f3(r.recall5)} | ${f3(r.mrr)} | ${f3(r.ndcg5)} | ${r.tokenRatio === null ? '-' : pct(r.tokenRatio)} | ${pct(r.empty)} | ${pct(r.lowConfidence)} | ${r.msPerQuery.toFixed(1)} |`,
     ),
   ];
+  if (report.generality.length > 0) {
+    lines.push('', 'Generality (hybrid, top_k 10):', '', '| part | queries | R@3 | R@5 | MRR |', '|---|---|---|---|---|');
+    for (const g of report.generality) lines.push(`| ${g.part} | ${g.queries} | ${f3(g.recall3)} | ${f3(g.recall5)} | ${f3(g.mrr)} |`);
+  }
+  if (report.abstention) {
+    const a = report.abstention;
+    lines.push(
+      '',
+      `Abstention (hybrid, top_k 3; ${a.withheldTools} tools = ${pct(a.withheldShare)} withheld by a hash of the name):`,
+      '',
+      '| requests | queries | empty or low_confidence | empty | R@3 of the answered | R@3 of all |',
+      '|---|---|---|---|---|---|',
+    );
+    for (const r of a.rows) {
+      lines.push(`| relevant tools ${r.requests} | ${r.queries} | ${pct(r.abstained)} | ${pct(r.empty)} | ${r.answeredRecall3 === null ? '-' : f3(r.answeredRecall3)} | ${r.recall3 === null ? '-' : f3(r.recall3)} |`);
+    }
+  }
+  if (report.longRequests.length > 0) {
+    lines.push('', 'Long requests (hybrid, every 5th query):', '', '| form | queries | R@3 | MRR |', '|---|---|---|---|');
+    for (const r of report.longRequests) lines.push(`| ${r.form} | ${r.queries} | ${f3(r.recall3)} | ${f3(r.mrr)} |`);
+  }
+  if (report.calibration.some((b) => b.queries > 0)) {
+    lines.push('', 'Calibration (hybrid, all tools registered): top-1 score against how often the top tool was relevant:', '', '| top-1 score | queries | mean score | top tool relevant |', '|---|---|---|---|');
+    for (const b of report.calibration) lines.push(`| ${b.from.toFixed(1)}–${b.to.toFixed(1)} | ${b.queries} | ${b.queries > 0 ? f3(b.meanScore) : '-'} | ${b.queries > 0 ? pct(b.correct) : '-'} |`);
+  }
   return lines.join('\n');
 }

@@ -78,6 +78,7 @@ describe('discover output', () => {
     tokens: { shortlist: 120, catalog: 4405 },
     low_confidence: true,
     search_mode: 'hybrid',
+    searched_query: { bounded: false, part: 'whole', chars: 22, total_chars: 22 },
   };
 
   it('pretty-prints the ranked shortlist with scores, search mode and token economics', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { prepareQuery } from '../../src/discovery/query.js';
+import { boundedPart, prepareQuery, SEARCHED_QUERY_CHARS } from '../../src/discovery/query.js';
 
 describe('prepareQuery', () => {
   it('normalizes whitespace and Unicode', () => {
@@ -14,5 +14,52 @@ describe('prepareQuery', () => {
   it('treats only identifier-shaped tokens as possible tool names', () => {
     expect(prepareQuery('use search_orders or the calculator, or billing.refund.').nameTokens).toEqual(['search_orders', 'billing.refund']);
     expect(prepareQuery('run getWeather').nameTokens).toEqual(['getweather']);
+  });
+
+  it('searches a short request whole and says so', () => {
+    expect(prepareQuery('refund invoice 1024').searched).toEqual({ bounded: false, part: 'whole', chars: 19, total_chars: 19 });
+  });
+});
+
+describe('boundedPart of a long request', () => {
+  const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
+
+  it('searches the last user turn of a pasted conversation', () => {
+    const conversation = [
+      `User: ${filler(150)}`,
+      `Assistant: ${filler(150)}`,
+      'User: please refund invoice 1024, the item arrived broken',
+      'Assistant: let me check that for you',
+    ].join('\n');
+    expect(boundedPart(conversation)).toEqual({ text: 'please refund invoice 1024, the item arrived broken', part: 'last_user_turn' });
+  });
+
+  it('recognizes other speaker labels (Human, [customer], Me >)', () => {
+    const conversation = `Human: ${filler(200)}\nAI: sure\n[customer]: cancel my subscription today\n`;
+    expect(boundedPart(conversation).text).toBe('cancel my subscription today');
+    expect(boundedPart(`Me > ${filler(200)}\nBot > ok\nMe > where is my parcel`).text).toBe('where is my parcel');
+  });
+
+  it('keeps the head and the tail of other long text, within the bound, cut at spaces', () => {
+    const text = `Summarize this report: ${filler(400)} and tell me what failed`;
+    const { text: part, part: kind } = boundedPart(text);
+    expect(kind).toBe('head_and_tail');
+    expect(part.length).toBeLessThanOrEqual(SEARCHED_QUERY_CHARS);
+    expect(part.startsWith('Summarize this report: word0')).toBe(true);
+    expect(part.endsWith('and tell me what failed')).toBe(true);
+    expect(part.split(' ').every((w) => /^(word\d+|Summarize|this|report:|and|tell|me|what|failed)$/.test(w))).toBe(true);
+  });
+
+  it('bounds an over-long last user turn too', () => {
+    const part = boundedPart(`User: hi\nAssistant: hello\nUser: ${filler(400)}`);
+    expect(part.part).toBe('last_user_turn');
+    expect(part.text.length).toBeLessThanOrEqual(SEARCHED_QUERY_CHARS);
+  });
+
+  it('reports the bounded part in the prepared query', () => {
+    const searched = prepareQuery(`please ${filler(1000)}`).searched;
+    expect(searched.bounded).toBe(true);
+    expect(searched.chars).toBeLessThanOrEqual(SEARCHED_QUERY_CHARS);
+    expect(searched.total_chars).toBeGreaterThan(5000);
   });
 });

@@ -23,6 +23,7 @@ describe.skipIf(!available)(`retrieval quality on the dev set${available ? '' : 
       embedder: await LocalEmbedder.load(),
       modes: ['hybrid'],
       stride: 3,
+      rankingOnly: true,
     });
     const hybrid = report.results.find((r) => r.method.startsWith('hybrid'))!;
     const baseline = report.results.find((r) => r.method.startsWith('keyword'))!;

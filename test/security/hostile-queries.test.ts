@@ -72,10 +72,15 @@ forEachDatabase((db) => {
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 
-    it('rejects a 100 KB query with 400 (the 4,000-character limit), not 500', async () => {
+    it('searches a 100 KB query by its bounded part and says so, and answers one over the body limit with 413', async () => {
       const res = await call(ctx.app, 'POST', '/v1/discover', { token: caller, body: { query: 'refund '.repeat(15_000) } });
-      expectCleanError(res, 400);
-      expect(res.json().error.details[0].pointer).toBe('/query');
+      expect(res.statusCode).toBe(200);
+      const body = res.json() as DiscoverResponse & { searched_query: { bounded: boolean; chars: number; total_chars: number } };
+      expect(body.searched_query).toMatchObject({ bounded: true, part: 'head_and_tail', total_chars: 'refund '.repeat(15_000).trim().length });
+      expect(body.searched_query.chars).toBeLessThanOrEqual(1000);
+      for (const tool of body.tools) expect(['issue_refund', 'search_orders']).toContain(tool.name);
+      const over = await call(ctx.app, 'POST', '/v1/discover', { token: caller, body: { query: 'refund '.repeat(40_000) } });
+      expectCleanError(over, 413);
     });
 
     it('rejects empty, whitespace-only and NUL-carrying queries with 400 and a pointer', async () => {

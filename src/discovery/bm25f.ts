@@ -1,0 +1,99 @@
+/**
+ * BM25F over the registry's postings, in TypeScript: the reference the lexical leg's SQL
+ * (repository.ts) is tested against, and what the evaluation's method comparisons compute with.
+ * Tokenizing and stemming stay PostgreSQL's (`to_tsvector('english')`); this module starts from
+ * the postings that tokenizing produced.
+ */
+
+/** The four weighted fields of a card: A name and aliases, B summary/tags/category/learned, C description/examples, D parameters. */
+export type FieldVector = readonly [number, number, number, number];
+
+/** BM25F parameters: saturation k1, length normalization b, weight per field (A to D). */
+export interface Bm25Params {
+  k1: number;
+  b: number;
+  weights: { A: number; B: number; C: number; D: number };
+}
+
+/** One lexeme of one tool: occurrences per field, and the tool's field lengths. */
+export interface Posting {
+  toolId: number;
+  lexeme: string;
+  tf: FieldVector;
+  length: FieldVector;
+}
+
+/**
+ * A word found in the name of at least this many visible tools and nowhere else in any of them
+ * is a namespace (the server prefix of imported MCP tools, `everything_`, `github_`): it names
+ * where tools come from, not what they do, so it is no lexical evidence (weighing it like
+ * description text still let "forget everything about Bob" pull every `everything_` tool ahead
+ * of the memory deletion: with no other word matching, it set the lexical scale alone).
+ */
+export const NAMESPACE_MIN_TOOLS = 3;
+
+/** Whether a lexeme's postings make it a namespace word (see NAMESPACE_MIN_TOOLS). */
+export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
+  const inNames = postings.filter((p) => p.tf[0] > 0).length;
+  return inNames >= NAMESPACE_MIN_TOOLS && inNames === postings.length;
+}
+
+/**
+ * Words in more than this share of a large catalog are left out of the lexical leg: their IDF
+ * (under ~1.6) cannot outweigh the rare words that decide the ranking, and their postings are most
+ * of what the leg would read. Small catalogs (under MIN_COMMON_TERM_POSTINGS / share tools) keep
+ * every word, where a word in many tools still separates them ("order" among 8 order tools).
+ */
+const COMMON_TERM_SHARE = 0.2;
+const MIN_COMMON_TERM_POSTINGS = 200;
+
+/** Postings of a word, among what the caller sees, from which it counts as common and is not searched. */
+export function commonTermPostings(visible: number): number {
+  return Math.max(MIN_COMMON_TERM_POSTINGS, Math.ceil(COMMON_TERM_SHARE * visible));
+}
+
+/** Robertson-Sparck Jones IDF as BM25 uses it, floored at 0 for terms in most tools. */
+export function idf(visible: number, documentFrequency: number): number {
+  const n = Math.max(visible, documentFrequency);
+  return Math.log(1 + (n - documentFrequency + 0.5) / (documentFrequency + 0.5));
+}
+
+/**
+ * A lexeme's weighted, length-normalized term frequency over the fields, saturated once (BM25F:
+ * the fields are pooled before saturation, so a word repeated in the description cannot outweigh
+ * one occurrence in the name).
+ */
+export function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLength: FieldVector, params: Bm25Params, namespace = false): number {
+  const weights = [namespace ? 0 : params.weights.A, params.weights.B, params.weights.C, params.weights.D];
+  let tf = 0;
+  for (let field = 0; field < 4; field += 1) {
+    const norm = 1 - params.b + (params.b * posting.length[field]!) / Math.max(averageLength[field]!, 1);
+    tf += (weights[field]! * posting.tf[field]!) / norm;
+  }
+  return (tf * (params.k1 + 1)) / (tf + params.k1);
+}
+
+/**
+ * BM25F score per tool for a query's distinct lexemes, over the postings of what the caller may
+ * see (`visible` tools, their average field lengths), namespace words weighed down in names and
+ * common words of large catalogs left out.
+ * Tools matching no lexeme are absent.
+ */
+export function bm25fScores(postings: readonly Posting[], queryLexemes: readonly string[], visible: number, averageLength: FieldVector, params: Bm25Params): Map<number, number> {
+  const wanted = new Set(queryLexemes);
+  const byLexeme = new Map<string, Posting[]>();
+  for (const posting of postings) {
+    if (!wanted.has(posting.lexeme)) continue;
+    const list = byLexeme.get(posting.lexeme) ?? [];
+    list.push(posting);
+    byLexeme.set(posting.lexeme, list);
+  }
+  const scores = new Map<number, number>();
+  for (const list of byLexeme.values()) {
+    if (list.length >= commonTermPostings(visible)) continue;
+    const weight = idf(visible, list.length);
+    const namespace = isNamespace(list);
+    for (const posting of list) scores.set(posting.toolId, (scores.get(posting.toolId) ?? 0) + weight * saturatedTf(posting, averageLength, params, namespace));
+  }
+  return scores;
+}

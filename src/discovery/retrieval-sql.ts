@@ -1,0 +1,227 @@
+/**
+ * The retrieval statement in named pieces: the lexical leg, the vector leg, and how they combine.
+ * Each piece is a list of CTEs that reads only what the caller may see (the security predicate is
+ * inside every one of them). repository.ts runs the statement; bm25f.ts is the TypeScript
+ * reference of the lexical leg's scores.
+ */
+import { and, arrayOverlaps, eq, param, sql, type SQL } from 'drizzle-orm';
+import { toSql } from 'pgvector';
+
+import { tools } from '../db/schema.js';
+import { literal, vectorType } from '../embedding/vector-index.js';
+import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
+import { type Bm25Params, commonTermPostings, NAMESPACE_MIN_TOOLS } from './bm25f.js';
+
+/** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
+export interface DiscoveryFilters {
+  category?: string;
+  tags?: string[];
+}
+
+/** How the vector leg finds its candidates. */
+export type VectorSearch =
+  /** Exact cosine over every vector the caller may see. */
+  | 'exact'
+  /** The model's HNSW index with an iterative scan, filtered by the same predicate. */
+  | 'index';
+
+export interface LexicalLegInput {
+  visibility: Visibility;
+  filters: DiscoveryFilters;
+  /** Query text as the index sees it (identifiers already expanded). */
+  text: string;
+  /** Lower-cased query tokens that may be tool names. */
+  nameTokens: string[];
+  /** Tools the caller may see (IDF). */
+  visible: number;
+  /** Average field lengths over what the caller may see (A to D). */
+  averageLength: { a: number; b: number; c: number; d: number };
+  bm25: Bm25Params;
+  depth: number;
+}
+
+export interface VectorLegInput {
+  visibility: Visibility;
+  filters: DiscoveryFilters;
+  model: string;
+  values: number[];
+  search: VectorSearch;
+  depth: number;
+}
+
+/** Caller filters (category, tags) on the tool row, or undefined when there are none. */
+export function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
+  return and(
+    filters.category === undefined ? undefined : eq(tools.category, filters.category),
+    filters.tags === undefined || filters.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, filters.tags),
+  );
+}
+
+/** The security filter plus the caller's filters, on the tool row. */
+function candidatePredicate(visibility: Visibility, filters: DiscoveryFilters): SQL | undefined {
+  return and(visibleTo(visibility), filterPredicate(filters));
+}
+
+// Constants are inlined as float8 so PostgreSQL does no numeric arithmetic per posting.
+const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
+
+/**
+ * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL):
+ * - `query_terms`: the query's distinct lexemes;
+ * - `searched_terms`: those in fewer than `commonTermPostings` visible tools, found by reading at
+ *   most that many postings of each (a common word's long posting list is never read whole);
+ * - `visible_postings`: their postings among what the caller may see: one index-only range scan per
+ *   lexeme, the security predicate applied to the posting itself (migration 0006);
+ * - `term_weights`: per lexeme its IDF over the visible catalog, and whether it is a namespace word
+ *   (which then counts for nothing: see NAMESPACE_MIN_TOOLS);
+ * - `query_weight`: the query's whole IDF mass, words no visible tool has counted at full IDF;
+ * - `lexical_scores`: per tool its BM25F score and the IDF mass it matches (coverage);
+ * - `named_tools`: visible tools the query names exactly;
+ * - `lexical_top`: the `depth` best, exact names first.
+ */
+export function lexicalLeg(input: LexicalLegInput): SQL {
+  const { bm25, averageLength, depth } = input;
+  const filters = filterPredicate(input.filters);
+  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
+    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
+  const unseenIdf = Math.log(1 + (input.visible + 0.5) / 0.5);
+  const cap = commonTermPostings(input.visible);
+  return sql`
+    query_terms as (
+      select distinct u.lexeme from unnest(to_tsvector('english', ${input.text})) u
+    ),
+    searched_terms as (
+      select q.lexeme from query_terms q
+      where (select count(*) from (
+               select 1 from tool_terms posting
+               where ${postingVisibleTo(input.visibility, 'posting')} and posting.lexeme = q.lexeme
+               limit ${sql.raw(String(cap))}
+             ) probe) < ${sql.raw(String(cap))}
+    ),
+    visible_postings as materialized (
+      select posting.tool_id, posting.lexeme, posting.tf_a, posting.tf_b, posting.tf_c, posting.tf_d,
+             posting.len_a, posting.len_b, posting.len_c, posting.len_d
+      from tool_terms posting
+      where ${postingVisibleTo(input.visibility, 'posting')}
+        and posting.lexeme = any((select array_agg(lexeme) from searched_terms)::text[])
+        ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
+    ),
+    term_weights as (
+      select lexeme,
+             ln(1 + (greatest(${input.visible}::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) as idf,
+             count(*) filter (where tf_a > 0) >= ${sql.raw(String(NAMESPACE_MIN_TOOLS))} and count(*) filter (where tf_a > 0) = count(*) as namespace
+      from visible_postings group by lexeme
+    ),
+    query_weight as (
+      select coalesce(sum(coalesce(w.idf, ${sql.raw(f8(unseenIdf))})), 0) as total
+      from searched_terms q left join term_weights w using (lexeme)
+      where not coalesce(w.namespace, false)
+    ),
+    lexical_scores as (
+      select posting.tool_id,
+             sum(w.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
+             sum(w.idf) filter (where field.tf > 0) as matched
+      from visible_postings posting join term_weights w using (lexeme)
+      cross join lateral (
+        select case when w.namespace then 0::float8 else ${sql.raw(f8(bm25.weights.A))} end * posting.tf_a / ${sql.raw(norm('a'))}
+             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
+             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
+             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))} as tf
+      ) field
+      group by posting.tool_id
+    ),
+    named_tools as (
+      select ${tools.id} as tool_id from ${tools}
+      where ${candidatePredicate(input.visibility, input.filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
+    ),
+    lexical_top as (
+      select tool_id, named.tool_id is not null as exact
+      from lexical_scores scored full join named_tools named using (tool_id)
+      order by named.tool_id is not null desc, coalesce(scored.score, 0) desc, tool_id
+      limit ${depth}
+    )`;
+}
+
+/**
+ * Vector leg, cosine over the tool vectors the caller may see (max over a tool's vectors):
+ * - exact: `vector_scores` over every visible vector;
+ * - index: `vector_nearest`, the `depth` nearest vectors from the model's HNSW index (iterative
+ *   scan, same predicate), then `vector_scores` adds the exact cosine of the lexical leg's
+ *   candidates the index did not return;
+ * - `vector_top`: the `depth` most similar tools.
+ */
+export function vectorLeg(input: VectorLegInput): SQL {
+  const { model, values, depth } = input;
+  const where = candidatePredicate(input.visibility, input.filters);
+  const query = sql`${toSql(values) as string}::vector`;
+  if (input.search === 'exact') {
+    return sql`
+      vector_scores as (
+        select embedding.tool_id, max(1 - (embedding.embedding <=> ${query})) as cosine
+        from tool_embeddings embedding join ${tools} on ${tools.id} = embedding.tool_id
+        where embedding.model = ${model} and ${where}
+        group by embedding.tool_id
+      ),
+      vector_top as (
+        select tool_id, cosine from vector_scores order by cosine desc, tool_id limit ${depth}
+      )`;
+  }
+  // The expression, dims and model literal match the partial HNSW index of vector-index.ts.
+  const typed = vectorType(values.length);
+  const distance = sql`embedding.embedding::${typed} <=> ${toSql(values) as string}::${typed}`;
+  // One table, ordered by distance, limited: the HNSW index is the only cheap plan whatever the
+  // planner estimates. The security predicate is a scalar subquery on the tool row (one covering
+  // index probe per vector the scan returns), which the planner never turns into a join: as a join,
+  // an under-estimated scope filter made it drive from the tools and compute every distance.
+  return sql`
+    vector_nearest as materialized (
+      select embedding.tool_id, ${distance} as distance
+      from tool_embeddings embedding
+      where embedding.model = ${sql.raw(literal(model))}
+        and (select true from ${tools} where ${tools.id} = embedding.tool_id and ${where})
+      order by ${distance}
+      limit ${depth}
+    ),
+    vector_scores as (
+      select tool_id, max(1 - distance) as cosine from vector_nearest group by tool_id
+      union all
+      select embedding.tool_id, max(1 - (embedding.embedding <=> ${query}))
+      from tool_embeddings embedding
+      where embedding.model = ${model}
+        and embedding.tool_id in (select tool_id from lexical_top except select tool_id from vector_nearest)
+      group by embedding.tool_id
+    ),
+    vector_top as (
+      select tool_id, cosine from vector_scores order by cosine desc, tool_id limit ${depth}
+    )`;
+}
+
+/**
+ * Combines the legs: the union of each leg's top candidates, each with everything both legs know
+ * about it (BM25F and coverage, cosine, exact name, allowed calls), so fusion sees complete
+ * evidence. `nearest` is how many vectors the index scan returned (null for an exact search).
+ */
+export function combine(withVector: VectorSearch | undefined): SQL {
+  if (withVector === undefined) {
+    return sql`
+      select top.tool_id, scored.score as lexical, coalesce(scored.matched, 0) / nullif(weight.total, 0) as coverage, top.exact,
+             null::float8 as cosine,
+             (select usage.calls from tool_usage usage where usage.tool_id = top.tool_id) as calls, null::bigint as nearest
+      from lexical_top top
+      left join lexical_scores scored using (tool_id)
+      cross join query_weight weight`;
+  }
+  return sql`
+    , candidates as (
+      select tool_id, bool_or(exact) as exact
+      from (select tool_id, exact from lexical_top union all select tool_id, false from vector_top) both_legs
+      group by tool_id
+    )
+    select candidate.tool_id, scored.score as lexical, coalesce(scored.matched, 0) / nullif(weight.total, 0) as coverage, candidate.exact,
+           (select max(vector.cosine) from vector_scores vector where vector.tool_id = candidate.tool_id) as cosine,
+           (select usage.calls from tool_usage usage where usage.tool_id = candidate.tool_id) as calls,
+           ${withVector === 'index' ? sql`(select count(*) from vector_nearest)` : sql`null::bigint`} as nearest
+    from candidates candidate
+    left join lexical_scores scored using (tool_id)
+    cross join query_weight weight`;
+}

@@ -1,0 +1,96 @@
+import { sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { rowsOf } from '../../src/db/client.js';
+import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
+import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
+import { BM25_PARAMS } from '../../src/discovery/fusion.js';
+import { call, useApp } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
+import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
+import { ORDER_TOOLS } from '../fixtures/order-tools.js';
+import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
+
+const QUERIES = [
+  "Where is John's order #94218?",
+  'forget everything about Bob',
+  'cancel the order and refund the customer',
+  'where is the truck with container MSCU1234567 right now',
+  'search orders placed by jane@example.com last week that are still pending',
+  'zzz nothing matches this',
+];
+
+describe('idf, namespaces and common words', () => {
+  it('leaves out words in 20% or more of a large catalog, never in a small one', () => {
+    const posting = (toolId: number, lexeme: string): Posting => ({ toolId, lexeme, tf: [0, 0, 1, 0], length: [1, 1, 10, 1] });
+    const common = Array.from({ length: 250 }, (_, i) => posting(i, 'common'));
+    const postings = [...common, posting(1, 'rare')];
+    const average: FieldVector = [1, 1, 10, 1];
+    expect(bm25fScores(postings, ['common', 'rare'], 1000, average, BM25_PARAMS).size).toBe(1);
+    expect(bm25fScores(postings, ['common', 'rare'], 10_000, average, BM25_PARAMS).size).toBe(250);
+    expect(commonTermPostings(100)).toBe(200);
+    expect(commonTermPostings(10_000)).toBe(2000);
+  });
+
+  it('gives rare words more weight than common ones, never below zero', () => {
+    expect(idf(100, 1)).toBeGreaterThan(idf(100, 10));
+    expect(idf(100, 100)).toBeGreaterThan(0);
+    expect(idf(5, 9)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('calls a word a namespace only when 3+ tools carry it in their names and nowhere else', () => {
+    const inName: Posting['tf'] = [1, 0, 0, 0];
+    expect(isNamespace([{ tf: inName }, { tf: inName }, { tf: inName }])).toBe(true);
+    expect(isNamespace([{ tf: inName }, { tf: inName }])).toBe(false);
+    expect(isNamespace([{ tf: inName }, { tf: inName }, { tf: inName }, { tf: [0, 0, 2, 0] }])).toBe(false);
+  });
+});
+
+/** The lexical leg's SQL against the TypeScript BM25F over the same postings, on every leg. */
+forEachDatabase((db) => {
+  describe('the lexical leg in SQL', () => {
+    const ctx = useApp(db);
+    const tenant = uniqueTenant('bm25f');
+
+    beforeAll(async () => {
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      for (const body of [...ORDER_TOOLS, ...MCP_SERVER_TOOLS]) expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body })).statusCode).toBe(201);
+    });
+
+    it('scores every tool as the TypeScript BM25F does', async () => {
+      const executor = db.database.db;
+      const stats = await catalogStats(executor, tenant, []);
+      const rows = await rowsOf<Record<string, number | string>>(
+        executor.execute(sql`select tool_id, lexeme, tf_a, tf_b, tf_c, tf_d, len_a, len_b, len_c, len_d from tool_terms where tenant_id = ${tenant}`),
+      );
+      const postings: Posting[] = rows.map((r) => ({
+        toolId: Number(r.tool_id),
+        lexeme: String(r.lexeme),
+        tf: [Number(r.tf_a), Number(r.tf_b), Number(r.tf_c), Number(r.tf_d)],
+        length: [Number(r.len_a), Number(r.len_b), Number(r.len_c), Number(r.len_d)],
+      }));
+      const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
+      let compared = 0;
+      for (const query of QUERIES) {
+        const [lexemes] = await rowsOf<{ lexemes: string[] }>(executor.execute(sql`select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', ${query}))`));
+        const expected = bm25fScores(postings, lexemes!.lexemes, stats.visible, average, BM25_PARAMS);
+        const { candidates } = await retrieveCandidates(executor, {
+          visibility: { tenantId: tenant, scopes: [], includeRetired: false },
+          filters: {},
+          text: query,
+          nameTokens: [],
+          stats,
+          bm25: BM25_PARAMS,
+          depth: 100,
+        });
+        const actual = new Map(candidates.map((c) => [c.toolId, c.lexical ?? 0]));
+        expect([...actual.keys()].sort(), query).toEqual([...expected.keys()].sort());
+        for (const [toolId, score] of expected) {
+          expect(actual.get(toolId), `${query}: tool ${toolId}`).toBeCloseTo(score, 9);
+          compared += 1;
+        }
+      }
+      expect(compared).toBeGreaterThan(20);
+    });
+  });
+});
