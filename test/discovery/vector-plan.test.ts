@@ -33,8 +33,8 @@ forEachDatabase((db) => {
                'tool ' || i, '', 'description', '', case when i % 10 = 0 then array['ops:admin'] else '{}'::text[] end
         from generate_series(1, ${TOOLS}) i`);
       await executor.execute(sql`
-        insert into tool_embeddings (tool_id, model, ord, dims, content_hash, embedding)
-        select t.id, ${MODEL}, 0, ${DIMS}, '', (select array_agg(sin(t.id * 7 + d)) from generate_series(1, ${DIMS}) d)::vector
+        insert into tool_embeddings (tool_id, tenant_id, model, ord, dims, content_hash, embedding)
+        select t.id, t.tenant_id, ${MODEL}, 0, ${DIMS}, '', (select array_agg(sin(t.id * 7 + d)) from generate_series(1, ${DIMS}) d)::vector
         from tools t where t.tenant_id = ${tenant}`);
       expect(await ensureVectorIndex(executor, MODEL, false, { info: () => undefined })).toBe(true);
       await executor.execute(sql`analyze tools`);
