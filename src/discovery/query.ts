@@ -1,7 +1,8 @@
 import { expandIdentifiers } from '../tools/card-text.js';
 
 /** Which part of a long request the search used. */
-export type SearchedPart = 'whole' | 'last_user_turn' | 'head_and_tail';
+export const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
+export type SearchedPart = (typeof SEARCHED_PARTS)[number];
 
 /** What the search used of the request: all of it, or a bounded part (response field `searched_query`). */
 export interface SearchedQuery {

@@ -5,6 +5,7 @@ import * as z from 'zod';
 
 import { type Principal, holdsAll } from '../auth/principal.js';
 import { FORMATS } from '../discovery/formats.js';
+import { SEARCHED_PARTS } from '../discovery/query.js';
 import { renderTool } from '../discovery/formats.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { AppError, toolNotFound } from '../errors.js';
@@ -47,6 +48,7 @@ const FindToolsOutput = {
   tokens: z.object({ shortlist: z.number().int(), catalog: z.number().int() }),
   low_confidence: z.boolean(),
   search_mode: z.enum(['hybrid', 'lexical', 'vector']),
+  searched_query: z.object({ bounded: z.boolean(), part: z.enum(SEARCHED_PARTS), chars: z.number().int(), total_chars: z.number().int() }),
 };
 
 const DescribeToolInput = {

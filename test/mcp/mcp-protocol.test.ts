@@ -105,6 +105,12 @@ forEachDatabase((db) => {
       expect(listed.tools.map((t) => t.name).sort()).toEqual(['describe_tool', 'find_tools']);
       const found = (await inspect('--method', 'tools/call', '--tool-name', 'describe_tool', '--tool-arg', 'name=issue_refund')) as { structuredContent: { name: string } };
       expect(found.structuredContent.name).toBe('issue_refund');
+      // The Inspector checks structured content against the declared output schema.
+      const shortlist = (await inspect('--method', 'tools/call', '--tool-name', 'find_tools', '--tool-arg', 'query=where is my freight shipment')) as {
+        structuredContent: { tools: { name: string }[]; searched_query: { bounded: boolean } };
+      };
+      expect(shortlist.structuredContent.tools[0]?.name).toBe('track_shipment');
+      expect(shortlist.structuredContent.searched_query.bounded).toBe(false);
     }, 120_000);
   });
 
