@@ -4,6 +4,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, type FastifyReply } from 'fastify';
 
 import auditRoutes from './audit/routes.js';
+import { AuditService } from './audit/service.js';
 import authPlugin from './auth/plugin.js';
 import authorizeRoutes from './authorize/routes.js';
 import { AuthorizeService } from './authorize/service.js';
@@ -13,6 +14,7 @@ import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
 import type { ReadReplica } from './db/read-replica.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
+import { DiscoveryReport } from './discovery/log-report.js';
 import discoveryRoutes from './discovery/routes.js';
 import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { DiscoveryService } from './discovery/service.js';
@@ -33,6 +35,7 @@ import metricsPlugin from './metrics/plugin.js';
 import { updateLearnedText } from './learning/repository.js';
 import learningRoutes from './learning/routes.js';
 import { LearningService } from './learning/service.js';
+import { learnedAliasView } from './learning/views.js';
 import toolRoutes from './tools/routes.js';
 import { ToolService } from './tools/service.js';
 import { TokenCostBackfill } from './tools/token-backfill.js';
@@ -139,10 +142,16 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
-  const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify(), app.reads);
-  const authorize = new AuthorizeService(
+  const learning = new LearningService(
     db,
     { ...deps.config.learning, defaultMode: deps.embedder ? 'hybrid' : 'lexical' },
+    app.log,
+    () => indexer?.notify(),
+    app.reads,
+  );
+  const authorize = new AuthorizeService(
+    db,
+    learning,
     (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
     () => indexer?.notify(),
     discoveryLog,
@@ -174,10 +183,11 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     const embedder = deps.embedder;
     // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
     const toolIndexStatus = embedder ? (toolId: number) => indexStatus(db, toolId, embedder.model) : async () => 'indexed' as const;
-    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits, indexStatus: toolIndexStatus });
-    await api.register(discoveryRoutes, { discovery, log: discoveryLog });
+    const learnedAliases = async (toolId: number) => (await learning.listFor(toolId)).map(learnedAliasView);
+    await api.register(toolRoutes, { tools, learnedAliases, limits: deps.config.limits, indexStatus: toolIndexStatus });
+    await api.register(discoveryRoutes, { discovery, report: new DiscoveryReport(app.reads, discoveryLog) });
     await api.register(authorizeRoutes, { authorize });
-    await api.register(auditRoutes);
+    await api.register(auditRoutes, { audit: new AuditService(app.reads) });
     await api.register(learningRoutes, { learning });
   });
   await app.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { errorResponses } from '../http/schemas.js';
-import { listAudit } from './repository.js';
+import type { AuditService } from './service.js';
 
 const AuditEntry = Type.Object({
   id: Type.Integer(),
@@ -17,7 +17,7 @@ const AuditEntry = Type.Object({
 });
 
 /** GET /v1/audit: the tenant's publishes, retirements and authorize decisions (publishers). */
-export default async function auditRoutes(app: FastifyInstance): Promise<void> {
+export default async function auditRoutes(app: FastifyInstance, options: { audit: AuditService }): Promise<void> {
   app.get(
     '/v1/audit',
     {
@@ -36,10 +36,9 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const query = request.query as { limit: number; before?: number; action?: string; tool?: string };
-      const rows = await listAudit(app.reads, request.principal.tenant, { ...query, limit: query.limit + 1 });
-      const page = rows.slice(0, query.limit);
+      const { rows, nextBefore } = await options.audit.page(request.principal.tenant, query);
       return {
-        entries: page.map((r) => ({
+        entries: rows.map((r) => ({
           id: r.id,
           at: r.at.toISOString(),
           actor: r.actor,
@@ -49,7 +48,7 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
           reasons: r.reasons,
           discovery_id: r.discoveryId,
         })),
-        next_before: rows.length > query.limit ? page.at(-1)!.id : null,
+        next_before: nextBefore,
       };
     },
   );

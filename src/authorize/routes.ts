@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
-import { errorResponses, ToolName } from '../http/schemas.js';
+import { errorResponses } from '../http/schemas.js';
+import { ToolName } from '../tools/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
 import type { AuthorizeInput, AuthorizeService } from './service.js';
 

@@ -5,7 +5,7 @@ import { tools, type ToolRow } from '../db/schema.js';
 import { visibleTo, type Visibility } from '../tools/repository.js';
 import type { Bm25Params } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, type VectorSearch, vectorLeg } from './retrieval-sql.js';
-import { FORMATS, type Format } from './formats.js';
+import { FORMATS, type Format } from '../tools/formats.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 

@@ -2,26 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
-import { errorResponses, LearnedAlias, ToolName } from '../http/schemas.js';
-import type { LearnedAliasRow } from './repository.js';
+import { errorResponses } from '../http/schemas.js';
+import { LearnedAlias, ToolName } from '../tools/schemas.js';
 import type { LearningService } from './service.js';
-
-/** The wire view of a learned alias: what it is, who taught it, whether it ranks and why not. */
-export function learnedAliasView(row: LearnedAliasRow) {
-  return {
-    id: row.id,
-    query: row.query,
-    misses: row.misses,
-    support: row.support,
-    taught_by: row.taughtBy.map((t) => ({ subject: t.subject, at: t.at.toISOString() })),
-    active: row.ranks,
-    review: row.review === 'none' ? (row.needsApproval ? 'pending' : 'not_required') : row.review,
-    reviewed_by: row.reviewedBy,
-    reviewed_at: row.reviewedAt?.toISOString() ?? null,
-    first_seen: row.firstSeen.toISOString(),
-    last_seen: row.lastSeen.toISOString(),
-  };
-}
+import { learnedAliasView } from './views.js';
 
 const AliasParams = Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 

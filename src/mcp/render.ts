@@ -1,4 +1,4 @@
-import { notForSentence } from '../discovery/formats.js';
+import { notForSentence } from '../tools/formats.js';
 import type { DiscoveredTool, DiscoverResult } from '../discovery/service.js';
 
 /** What describe_tool returns: a discovery entry without a score. */

@@ -4,8 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import * as z from 'zod';
 
 import { type Principal, holdsAll } from '../auth/principal.js';
-import { FORMATS } from '../discovery/formats.js';
-import { renderTool } from '../discovery/formats.js';
+import { FORMATS } from '../tools/formats.js';
+import { renderTool } from '../tools/formats.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';

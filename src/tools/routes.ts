@@ -1,22 +1,22 @@
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { Ajv } from 'ajv';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 
 import { isPublisher, PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
-import { errorResponses, ToolCard, ToolName, ToolView } from '../http/schemas.js';
+import { errorResponses } from '../http/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
-import { learnedAliasView } from '../learning/routes.js';
-import type { LearningService } from '../learning/service.js';
 import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
 import type { ToolRow } from '../db/schema.js';
 import { type ToolService, type WriteOutcome } from './service.js';
+import { type LearnedAlias, ToolCard, ToolName, ToolView } from './schemas.js';
 import { ToolValidator } from './validation.js';
 import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
-  learning: LearningService;
+  /** A tool's learned aliases as publishers see them (learning owns them; shown on the tool's view). */
+  learnedAliases: (toolId: number) => Promise<Static<typeof LearnedAlias>[]>;
   limits: DocumentLimits;
   /** Whether a tool's vectors are current for the configured embedder (the publisher's view). */
   indexStatus: (toolId: number) => Promise<IndexStatus>;
@@ -137,8 +137,8 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
-      const [learned, indexStatus] = await Promise.all([options.learning.listFor(row.id), options.indexStatus(row.id)]);
-      return { ...toView(row), index_status: indexStatus, learned_aliases: learned.map(learnedAliasView) };
+      const [learned, indexStatus] = await Promise.all([options.learnedAliases(row.id), options.indexStatus(row.id)]);
+      return { ...toView(row), index_status: indexStatus, learned_aliases: learned };
     },
   );
 

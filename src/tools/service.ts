@@ -4,7 +4,7 @@ import { appendAudit } from '../audit/repository.js';
 import { type Principal, isPublisher } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import type { ToolRow } from '../db/schema.js';
-import { tokenCosts } from '../discovery/tokens.js';
+import { tokenCosts } from './tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
 import { searchTexts } from './card-text.js';

@@ -1,5 +1,5 @@
 import type { ToolRow } from '../db/schema.js';
-import type { TokenCosts } from '../discovery/tokens.js';
+import type { TokenCosts } from './tokens.js';
 import type { ToolDocument } from './document.js';
 
 /** Whether a tool is searchable by meaning: its vectors are current, pending, or their last attempt failed. */

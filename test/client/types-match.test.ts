@@ -3,10 +3,11 @@ import { describe, expectTypeOf, it } from 'vitest';
 
 import type * as Sdk from '../../clients/typescript/src/index.js';
 import type { Decision, Reason } from '../../src/authorize/service.js';
-import type { Format } from '../../src/discovery/formats.js';
+import type { Format } from '../../src/tools/formats.js';
 import type { DiscoverResult, SearchMode } from '../../src/discovery/service.js';
 import type { ErrorCode } from '../../src/errors.js';
-import type { ErrorResponse, TokenCosts, ToolCard, ToolView } from '../../src/http/schemas.js';
+import type { ErrorResponse } from '../../src/http/schemas.js';
+import type { TokenCosts, ToolCard, ToolView } from '../../src/tools/schemas.js';
 import type { ToolDocumentInput } from '../../src/tools/document.js';
 
 /**

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { FORMATS } from '../../src/discovery/formats.js';
+import { FORMATS } from '../../src/tools/formats.js';
 import { LocalEmbedder } from '../../src/embedding/local.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 
 import { TokenCostBackfill } from '../../src/tools/token-backfill.js';
-import { FORMATS } from '../../src/discovery/formats.js';
+import { FORMATS } from '../../src/tools/formats.js';
 import { call, useApp } from '../helpers/app.js';
 import { auditTrail } from '../helpers/audit.js';
 import { forEachDatabase } from '../helpers/databases.js';
