@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 
 import type { Db } from '../db/client.js';
-import { cardEmbeddingTexts } from './card-texts.js';
+import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
 import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
 import { ensureVectorIndex, largestCatalog } from './vector-index.js';

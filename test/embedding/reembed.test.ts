@@ -29,18 +29,18 @@ describe('reembed (PGlite in-process)', () => {
   it('rebuilds every active tool\'s vectors for the model, one per card text', async () => {
     const result = await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: false });
     expect(result).toMatchObject({ model: 'test-hashing-64', tools: 3 });
-    // Card + 2 aliases + 1 example per fixture tool.
-    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+    // Card + parameters + 2 aliases + 1 example per fixture tool.
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 
   it('drops other models\' vectors on request', async () => {
     await database.database.db.execute(sql`update tool_embeddings set model = 'old-model'`);
     await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: true });
-    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 
   it('fails loudly when the embedder does, keeping the previous vectors', async () => {
     await expect(reembed(database.database, new FlakyEmbedder(), { purgeOtherModels: false })).rejects.toThrow(/re-embedding failed/);
-    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 12 }]);
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 });
