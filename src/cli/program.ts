@@ -153,17 +153,21 @@ export function createProgram(io: CliIo, state: State): Command {
     .description('rebuild every tool vector for the configured embedding model (after a model change)')
     .option('--purge-other-models', 'also delete vectors of other models', false)
     .action(async (options: { purgeOtherModels: boolean }) => {
-      const [{ createEmbedder, openMigratedDatabase }, { loadConfig }, { reembed }] = await Promise.all([
+      const [{ createEmbedder, openMigratedDatabase }, { loadConfig }, { reembed }, { createServices }] = await Promise.all([
         import('../bootstrap.js'),
         import('../config.js'),
         import('../embedding/reembed.js'),
+        import('../services.js'),
       ]);
       const config = loadConfig(io.env);
       const embedder = await createEmbedder(config);
       if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
       const database = await openMigratedDatabase(config, { info: () => undefined });
       try {
-        const result = await reembed(database, embedder, { ...options, vectorIndexMinTools: config.embedding.vectorIndexMinTools });
+        const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+        const { indexer } = createServices(config, { database, embedder, log: silent });
+        if (!indexer) throw new Error('no indexer without an embedder');
+        const result = await reembed(database, indexer, options);
         io.stdout(`re-embedded ${result.tools} tools with ${result.model} in ${result.seconds.toFixed(1)} s\n`);
       } finally {
         await database.close();

@@ -45,6 +45,11 @@ export class EmbeddingIndexer {
     private readonly options: IndexerOptions = DEFAULT_INDEXER_OPTIONS,
   ) {}
 
+  /** The model whose vectors this indexer maintains. */
+  get model(): string {
+    return this.embedder.model;
+  }
+
   /** Starts the periodic sweep and runs one now. */
   start(): void {
     this.timer = setInterval(() => this.notify(), this.options.retryMs);

@@ -1,5 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify';
-
 import { appendAudit } from '../audit/repository.js';
 import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
@@ -9,8 +7,6 @@ import { AppError, toolNotFound } from '../errors.js';
 import { findTool } from '../tools/repository.js';
 import * as repo from './repository.js';
 import { unlearnable } from './rules.js';
-
-const HOUR = 60 * 60 * 1000;
 
 const learnedAliasNotFound = (name: string, id: number) => new AppError('not_found', `learned alias ${id} not found for tool '${name}'`);
 
@@ -23,12 +19,9 @@ export type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'l
  * learned aliases.
  */
 export class LearningService implements CitedCallListener {
-  private timer: NodeJS.Timeout | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly limits: LearningSettings,
-    private readonly log: Pick<FastifyBaseLogger, 'warn'>,
     /** Called when learned texts changed (to re-embed). */
     private readonly onChanged: () => void = () => undefined,
     /** Where reports read (the read replica when configured). */
@@ -46,16 +39,7 @@ export class LearningService implements CitedCallListener {
     return repo.teach(tx, { toolId: call.toolId, tenantId: call.tenantId, query: discovery.query, subject: call.subject, discoveryId: call.discoveryId }, this.limits);
   }
 
-  start(): void {
-    this.timer = setInterval(() => void this.expire().catch((error: unknown) => this.log.warn({ err: error }, 'ageing learned aliases failed')), HOUR);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  /** Deletes aliases past their TTL and refreshes the affected tools' indexed text. */
+  /** Deletes aliases past their TTL (the service runs it hourly) and refreshes the affected tools' indexed text. */
   async expire(): Promise<number> {
     const toolIds = await this.db.transaction(async (tx) => {
       const ids = await repo.expireLearned(tx, this.limits.ttlDays);
