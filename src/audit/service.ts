@@ -1,13 +1,10 @@
+import type { Static } from 'typebox';
+
 import type { Executor } from '../db/client.js';
 import { type AuditRow, listAudit } from './repository.js';
+import type { AuditListQuery } from './schemas.js';
 
-/** Filters and page size of an audit listing. */
-export interface AuditQuery {
-  limit: number;
-  before?: number;
-  action?: string;
-  tool?: string;
-}
+export type AuditQuery = Static<typeof AuditListQuery>;
 
 /** Publishers' reading of their tenant's audit log. */
 export class AuditService {

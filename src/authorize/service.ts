@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { Static } from 'typebox';
 
 import { appendAudit } from '../audit/repository.js';
 import { holdsAll, type Principal } from '../auth/principal.js';
@@ -7,27 +8,12 @@ import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
 import { countCall, findForDecision, recordDecision, type ToolForDecision } from './repository.js';
+import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
-export interface AuthorizeInput {
-  tool: string;
-  version?: string;
-  arguments: Record<string, unknown>;
-  discovery_id?: string;
-}
-
-export type ReasonCode = 'unknown_tool' | 'retired' | 'version_mismatch' | 'invalid_arguments' | 'policy_denied';
-
-export interface Reason {
-  code: ReasonCode;
-  message: string;
-  pointer?: string;
-}
-
-export interface Decision {
-  decision: 'allow' | 'deny';
-  reasons: Reason[];
-  tool: { name: string; version: string | null };
-}
+export type AuthorizeInput = Static<typeof AuthorizeBody>;
+export type Reason = Static<typeof ReasonSchema>;
+export type ReasonCode = Reason['code'];
+export type Decision = Static<typeof AuthorizeResponse>;
 
 /** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
 export const MAX_ARGUMENT_DEPTH = 64;

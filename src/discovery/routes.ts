@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
@@ -9,7 +10,7 @@ import { textProblems } from '../tools/validation.js';
 import { FORMATS } from '../tools/formats.js';
 import { SEARCHED_QUERY_CHARS } from './query.js';
 import type { DiscoveryReport } from './log-report.js';
-import type { DiscoverInput, DiscoveryService } from './service.js';
+import type { DiscoveryService } from './service.js';
 
 const DiscoverBody = Type.Object(
   {
@@ -67,7 +68,8 @@ const DiscoverResponse = Type.Object({
 });
 
 /** POST /v1/discover and the publishers' discovery report. */
-export default async function discoveryRoutes(app: FastifyInstance, options: { discovery: DiscoveryService; report: DiscoveryReport }): Promise<void> {
+export default async function discoveryRoutes(scope: FastifyInstance, options: { discovery: DiscoveryService; report: DiscoveryReport }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/discover',
     {
@@ -79,7 +81,7 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
       },
     },
     async (request) => {
-      const body = request.body as DiscoverInput;
+      const body = request.body;
       if (body.query.trim() === '') {
         throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must contain some text', in: 'body' }]);
       }
@@ -122,7 +124,7 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; before?: string; poor: boolean };
+      const query = request.query;
       const rows = await options.report.recent(request.principal.tenant, {
         limit: query.limit,
         before: query.before === undefined ? undefined : new Date(query.before),
