@@ -1,7 +1,8 @@
-// Lint for intent: typescript-eslint's recommended rules, type-only imports, no console in the service,
+// Lint for intent: typescript-eslint's recommended rules, type-only and sorted imports, no console in the service,
 // and the folder layering of src/ (README, "Design notes").
 import js from '@eslint/js';
 import boundaries from 'eslint-plugin-boundaries';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -52,7 +53,11 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
+      // Packages first, then the project's own modules by path; one blank line between the groups.
+      'simple-import-sort/imports': ['error', { groups: [['^\\u0000'], ['^node:'], ['^@?\\w'], ['^\\.']] }],
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },

@@ -5,8 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyI
 
 import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
-import authorizeRoutes from './authorize/routes.js';
 import type { TokenVerifier } from './auth/verifier.js';
+import authorizeRoutes from './authorize/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
@@ -21,12 +21,12 @@ import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
-import { createServices } from './services.js';
+import learningRoutes from './learning/routes.js';
+import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
-import learningRoutes from './learning/routes.js';
-import { learnedAliasView } from './learning/views.js';
+import { createServices } from './services.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';

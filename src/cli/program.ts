@@ -5,16 +5,16 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import semver from 'semver';
 import { stringify as toYaml } from 'yaml';
 
-import { RegistryError } from '../../clients/typescript/src/index.js';
-import { EXIT, exitCodeFor, exitCodeOf, type ExitCode } from './exit-codes.js';
 import type { SchemaFormat, SearchMode } from '../../clients/typescript/src/index.js';
+import { RegistryError } from '../../clients/typescript/src/index.js';
 import { VERSION } from '../version.js';
 import { benchUnavailable, runBench } from './bench.js';
 import { formatDiscovery } from './discover.js';
 import { loadDocuments } from './documents.js';
-import { type CliIo, clientFrom, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
+import { EXIT, type ExitCode, exitCodeFor, exitCodeOf } from './exit-codes.js';
+import { clientFrom, type CliIo, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
 import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
-import { progressBar, pushAll, pushSummary, pushTotals, type PushOutcome, waitForIndexing } from './push.js';
+import { progressBar, pushAll, type PushOutcome, pushSummary, pushTotals, waitForIndexing } from './push.js';
 
 /** Documents at or above this count get a progress bar (on a terminal). */
 const PROGRESS_THRESHOLD = 10;

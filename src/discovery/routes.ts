@@ -5,11 +5,11 @@ import { Type } from 'typebox';
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
+import { FORMATS } from '../tools/formats.js';
 import { ToolCard } from '../tools/schemas.js';
 import { textProblems } from '../tools/validation.js';
-import { FORMATS } from '../tools/formats.js';
-import { SEARCHED_QUERY_CHARS } from './query.js';
 import type { DiscoveryReport } from './log-report.js';
+import { SEARCHED_QUERY_CHARS } from './query.js';
 import type { DiscoveryService } from './service.js';
 
 const DiscoverBody = Type.Object(

@@ -1,7 +1,7 @@
 import { appendAudit } from '../audit/repository.js';
 import { isPublisher, type Principal } from '../auth/principal.js';
-import type { Config } from '../config.js';
 import type { CitedCall, CitedCallListener } from '../authorize/service.js';
+import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/client.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { findTool } from '../tools/repository.js';

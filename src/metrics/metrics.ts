@@ -1,9 +1,9 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { RankingMode } from '../discovery/fusion.js';
-import type { StageTimings } from '../discovery/service.js';
+import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
+import type { StageTimings } from '../discovery/service.js';
 import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 

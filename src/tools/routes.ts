@@ -1,16 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
 import { Ajv } from 'ajv';
+import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
 import { type Static, Type } from 'typebox';
 
 import { isPublisher, PUBLISH_SCOPE } from '../auth/principal.js';
+import type { ToolRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
-import type { ToolRow } from '../db/schema.js';
-import { type ToolService, type WriteOutcome } from './service.js';
 import { type LearnedAlias, ToolCard, ToolName, ToolView } from './schemas.js';
+import { type ToolService, type WriteOutcome } from './service.js';
 import { ToolValidator } from './validation.js';
 import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 

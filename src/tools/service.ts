@@ -1,17 +1,17 @@
 import semver from 'semver';
 
 import { appendAudit } from '../audit/repository.js';
-import { type Principal, isPublisher } from '../auth/principal.js';
+import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { hasErrorCode } from '../db/connection-errors.js';
 import type { ToolRow } from '../db/schema.js';
-import { tokenCosts } from './tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
-import { searchTexts } from './search-text.js';
 import { contentHash } from './content-hash.js';
 import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
 import * as repo from './repository.js';
+import { searchTexts } from './search-text.js';
+import { tokenCosts } from './tokens.js';
 import { documentOf, etagOf } from './views.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */

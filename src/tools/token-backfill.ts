@@ -3,9 +3,9 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
+import type { ToolDocument } from './document.js';
 import { FORMATS } from './formats.js';
 import { tokenCosts } from './tokens.js';
-import type { ToolDocument } from './document.js';
 
 const BATCH = 100;
 

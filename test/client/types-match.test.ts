@@ -3,13 +3,13 @@ import { describe, expectTypeOf, it } from 'vitest';
 
 import type * as Sdk from '../../clients/typescript/src/index.js';
 import type { Decision, Reason } from '../../src/authorize/service.js';
-import type { Format } from '../../src/tools/formats.js';
 import type { RankingMode } from '../../src/discovery/fusion.js';
 import type { DiscoverResult } from '../../src/discovery/service.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { ErrorResponse } from '../../src/http/schemas.js';
-import type { TokenCosts, ToolCard, ToolView } from '../../src/tools/schemas.js';
 import type { ToolDocumentInput } from '../../src/tools/document.js';
+import type { Format } from '../../src/tools/formats.js';
+import type { TokenCosts, ToolCard, ToolView } from '../../src/tools/schemas.js';
 
 /**
  * The SDK's hand-written wire types against the service's own types and route schemas. Checked

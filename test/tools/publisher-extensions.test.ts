@@ -1,15 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 
-import { TokenCostBackfill } from '../../src/tools/token-backfill.js';
 import { FORMATS } from '../../src/tools/formats.js';
+import { TokenCostBackfill } from '../../src/tools/token-backfill.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call, useApp } from '../helpers/app.js';
 import { auditTrail } from '../helpers/audit.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { FlakyEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 interface Detail {
   pointer: string;
