@@ -1,13 +1,63 @@
-// Lint for intent: typescript-eslint's recommended rules, type-only imports, no console in the service.
+// Lint for intent: typescript-eslint's recommended rules, type-only and sorted imports, no console in the service,
+// and the folder layering of src/ (README, "Design notes").
 import js from '@eslint/js';
+import boundaries from 'eslint-plugin-boundaries';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The folders (and top-level modules) of src/, bottom-up. A module may import its own folder and
+ * any folder of a lower layer, never one of its own layer or above: no folder cycle can form.
+ */
+const LAYERS = [
+  ['config', 'errors', 'json-pointer', 'version', 'background-job'],
+  ['db', 'auth'],
+  ['http'],
+  ['audit'],
+  ['tools'],
+  ['embedding', 'authorize'],
+  ['discovery', 'learning'],
+  ['metrics', 'mcp', 'ui', 'bootstrap', 'services'],
+  ['app'],
+  ['server', 'eval'],
+  ['cli'],
+];
+const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'app', 'bootstrap', 'services', 'server']);
+const layering = {
+  files: ['src/**/*.ts'],
+  plugins: { boundaries },
+  settings: {
+    'import/resolver': { typescript: { project: './tsconfig.json' } },
+    'boundaries/elements': LAYERS.flat().map((name) =>
+      MODULES.has(name) ? { type: name, pattern: `src/${name}.ts`, mode: "file" } : { type: name, pattern: `src/${name}` },
+    ),
+  },
+  rules: {
+    'boundaries/dependencies': [
+      'error',
+      {
+        default: 'disallow',
+        policies: LAYERS.flatMap((layer, i) =>
+          layer.map((name) => ({
+            from: { element: { type: name } },
+            allow: { to: { element: { types: { anyOf: [name, ...LAYERS.slice(0, i).flat()] } } } },
+          })),
+        ),
+      },
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'clients/typescript/dist/', 'bench-results/', 'eval-results/', 'test-results/', 'src/ui/public/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
+      // Packages first, then the project's own modules by path; one blank line between the groups.
+      'simple-import-sort/imports': ['error', { groups: [['^\\u0000'], ['^node:'], ['^@?\\w'], ['^\\.']] }],
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
@@ -17,4 +67,5 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'error' },
   },
+  layering,
 );

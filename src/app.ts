@@ -5,37 +5,29 @@ import Fastify, { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyI
 
 import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
-import authorizeRoutes from './authorize/routes.js';
-import { AuthorizeService } from './authorize/service.js';
 import type { TokenVerifier } from './auth/verifier.js';
+import authorizeRoutes from './authorize/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
 import type { ReadReplica } from './db/read-replica.js';
-import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import discoveryRoutes from './discovery/routes.js';
-import { DiscoveryLogWriter } from './discovery/log-writer.js';
-import { DiscoveryService } from './discovery/service.js';
-import { TableMaintenance } from './discovery/table-maintenance.js';
-import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
+import type { EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { indexStatus } from './embedding/repository.js';
-import { QueryEmbeddings } from './embedding/query-cache.js';
 import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import learningRoutes from './learning/routes.js';
+import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
-import { updateLearnedText } from './learning/repository.js';
-import learningRoutes from './learning/routes.js';
-import { LearningService } from './learning/service.js';
+import { createServices } from './services.js';
 import toolRoutes from './tools/routes.js';
-import { ToolService } from './tools/service.js';
-import { TokenCostBackfill } from './tools/token-backfill.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
 
@@ -109,58 +101,28 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   // Before every route it limits (discover, authorize, mcp): it tags them as they are added.
   await app.register(principalRateLimit, { limits: deps.config.rateLimit });
 
-  const { db } = deps.database;
-  // Reads that may lag a little go to the replica (app.reads); writes, authorize and a publisher's
-  // reads of its own tools stay on the primary (README, "Read replicas and consistency").
-  // A new version may change whether its learned aliases need approval: re-apply the rule.
-  const tools = new ToolService(db, app.reads, async (tx, row) => void (await updateLearnedText(tx, row.id, deps.config.learning)));
-  const catalogStats = new CatalogStatsCache();
-  const indexer = deps.embedder
-    ? new EmbeddingIndexer(db, deps.embedder, app.log, {
-        ...DEFAULT_INDEXER_OPTIONS,
-        concurrentIndexBuild: deps.database.kind === 'postgres',
-        vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
-      })
-    : undefined;
-  const queryEmbeddings = deps.embedder ? new QueryEmbeddings(deps.embedder, deps.config.embedding.timeoutMs) : undefined;
-  const discoveryLog = new DiscoveryLogWriter(db, app.log);
-  app.metrics.trackDiscoveryLog(discoveryLog.stats);
-  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
-  app.addHook('onClose', async () => discoveryLog.flush());
-  const discovery = new DiscoveryService(db, queryEmbeddings, catalogStats, {
-    log: discoveryLog,
-    vectorIndexMinTools: deps.config.embedding.vectorIndexMinTools,
+  const services = createServices(deps.config, {
+    database: deps.database,
     reads: app.reads,
-    scoreFloors: deps.config.discovery,
-    onTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
+    embedder: deps.embedder,
+    log: app.log,
+    onDiscoveryTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
+    onAuthorizeDecision: (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
   });
+  const { tools, discovery, discoveryLog, learning, indexer, queryEmbeddings } = services;
+  app.metrics.trackDiscoveryLog(discoveryLog.stats);
   if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
   const encoder = deps.embedder;
   if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
-  const learning = new LearningService(db, deps.config.learning, app.log, () => indexer?.notify(), app.reads);
-  const authorize = new AuthorizeService(
-    db,
-    { ...deps.config.learning, defaultMode: deps.embedder ? 'hybrid' : 'lexical' },
-    (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
-    () => indexer?.notify(),
-    discoveryLog,
-  );
-  app.addHook('onReady', async () => learning.start());
-  const tokenBackfill = new TokenCostBackfill(db, app.log);
-  app.addHook('onReady', async () => tokenBackfill.start());
-  app.addHook('preClose', async () => tokenBackfill.stop());
-  app.addHook('onClose', async () => learning.stop());
-  // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
-  tools.onChange(() => indexer?.notify());
-  app.decorate('indexer', indexer);
-  // PGlite has no autovacuum: without statistics the planner misplans every discovery.
-  if (deps.database.kind === 'pglite') {
-    const maintenance = new TableMaintenance(db, app.log);
-    app.addHook('onReady', async () => maintenance.start());
-    app.addHook('preClose', async () => maintenance.stop());
+  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
+  app.addHook('onClose', async () => discoveryLog.flush());
+  for (const job of services.jobs) {
+    app.addHook('onReady', async () => job.start());
+    app.addHook('preClose', async () => job.stop());
   }
+  app.decorate('indexer', indexer);
   if (indexer) {
     app.addHook('onReady', async () => indexer.start());
     app.addHook('preClose', async () => indexer.stop());
@@ -173,11 +135,12 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     api.addHook('onRequest', api.authenticate);
     const embedder = deps.embedder;
     // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
-    const toolIndexStatus = embedder ? (toolId: number) => indexStatus(db, toolId, embedder.model) : async () => 'indexed' as const;
-    await api.register(toolRoutes, { tools, learning, limits: deps.config.limits, indexStatus: toolIndexStatus });
-    await api.register(discoveryRoutes, { discovery, log: discoveryLog });
-    await api.register(authorizeRoutes, { authorize });
-    await api.register(auditRoutes);
+    const toolIndexStatus = embedder ? (toolId: number) => indexStatus(deps.database.db, toolId, embedder.model) : async () => 'indexed' as const;
+    const learnedAliases = async (toolId: number) => (await learning.listFor(toolId)).map(learnedAliasView);
+    await api.register(toolRoutes, { tools, learnedAliases, limits: deps.config.limits, indexStatus: toolIndexStatus });
+    await api.register(discoveryRoutes, { discovery, report: services.discoveryReport });
+    await api.register(authorizeRoutes, { authorize: services.authorize });
+    await api.register(auditRoutes, { audit: services.audit });
     await api.register(learningRoutes, { learning });
   });
   await app.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { SignJWT } from 'jose';
 
-import { renderTool } from '../../src/discovery/formats.js';
 import { keywordOverlapRank } from '../../src/eval/keyword-baseline.js';
+import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
 import { drive, type LoadResult, stageSplit } from './load.js';

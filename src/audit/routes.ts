@@ -1,45 +1,29 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { errorResponses } from '../http/schemas.js';
-import { listAudit } from './repository.js';
-
-const AuditEntry = Type.Object({
-  id: Type.Integer(),
-  at: Type.String({ format: 'date-time' }),
-  actor: Type.Union([Type.String(), Type.Null()]),
-  action: Type.String({ description: 'publish, restore, retire, authorize, approve_alias or reject_alias' }),
-  tool: Type.Object({ name: Type.String(), version: Type.Union([Type.String(), Type.Null()]) }),
-  decision: Type.Union([Type.Enum(['allow', 'deny']), Type.Null()]),
-  reasons: Type.Union([Type.Array(Type.Unknown()), Type.Null()]),
-  discovery_id: Type.Union([Type.String(), Type.Null()]),
-});
+import { AuditEntry, AuditListQuery } from './schemas.js';
+import type { AuditService } from './service.js';
 
 /** GET /v1/audit: the tenant's publishes, retirements and authorize decisions (publishers). */
-export default async function auditRoutes(app: FastifyInstance): Promise<void> {
-  app.get(
+export default async function auditRoutes(app: FastifyInstance, options: { audit: AuditService }): Promise<void> {
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
     '/v1/audit',
     {
       onRequest: app.requireScope(PUBLISH_SCOPE),
       schema: {
         summary: 'Audit log of the caller\'s tenant, newest first',
         tags: ['audit'],
-        querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
-          before: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only entries with a smaller id (pagination)' })),
-          action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize', 'approve_alias', 'reject_alias'])),
-          tool: Type.Optional(Type.String({ maxLength: 64 })),
-        }),
+        querystring: AuditListQuery,
         response: { 200: Type.Object({ entries: Type.Array(AuditEntry), next_before: Type.Union([Type.Integer(), Type.Null()]) }), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; before?: number; action?: string; tool?: string };
-      const rows = await listAudit(app.reads, request.principal.tenant, { ...query, limit: query.limit + 1 });
-      const page = rows.slice(0, query.limit);
+      const { rows, nextBefore } = await options.audit.page(request.principal.tenant, request.query);
       return {
-        entries: page.map((r) => ({
+        entries: rows.map((r) => ({
           id: r.id,
           at: r.at.toISOString(),
           actor: r.actor,
@@ -49,7 +33,7 @@ export default async function auditRoutes(app: FastifyInstance): Promise<void> {
           reasons: r.reasons,
           discovery_id: r.discoveryId,
         })),
-        next_before: rows.length > query.limit ? page.at(-1)!.id : null,
+        next_before: nextBefore,
       };
     },
   );

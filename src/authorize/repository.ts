@@ -1,10 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 
-import { type Executor, rowsOf } from '../db/client.js';
 import type { AuditEntry } from '../audit/repository.js';
-import { auditLog, discoveryLog, tools } from '../db/schema.js';
-import type { CitedDiscovery } from '../learning/rules.js';
-import type { PolicyRule } from './policy.js';
+import type { Executor } from '../db/client.js';
+import { auditLog, tools } from '../db/schema.js';
+import type { PolicyRule } from '../tools/policy-rule.js';
 
 /** The columns a decision needs: read fresh for every call, one primary-key lookup. */
 export interface ToolForDecision {
@@ -35,17 +34,10 @@ export async function findForDecision(executor: Executor, tenantId: string, name
   return row ? { ...row, policy: row.policy ?? [] } : undefined;
 }
 
-/**
- * One of the tenant's discoveries as the log has it, only when `subject` made it: a discovery is
- * evidence about its own caller's search, never another caller's (nor another tenant's).
- */
-export async function findOwnDiscovery(executor: Executor, tenantId: string, subject: string, id: string): Promise<CitedDiscovery | undefined> {
-  const rows = await rowsOf<{ query: string; shortlist: { name: string }[]; filters: Record<string, unknown> | null; search_mode: string }>(
-    executor.execute(sql`select query, shortlist, filters, search_mode from ${discoveryLog} where id = ${id} and tenant_id = ${tenantId} and subject = ${subject}`),
-  );
-  const row = rows[0];
-  return row ? { query: row.query, names: row.shortlist.map((t) => t.name), filters: row.filters, searchMode: row.search_mode } : undefined;
-}
+/** One more allowed call of a tool in its tenant's usage count. */
+const countCallSql = (toolId: number, tenantId: string) => sql`
+  insert into tool_usage (tool_id, tenant_id, calls) values (${toolId}, ${tenantId}, 1)
+  on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`;
 
 /**
  * A decision's audit entry and, for an allowed call, its usage count, in one statement: atomic
@@ -59,8 +51,10 @@ export async function recordDecision(executor: Executor, entry: AuditEntry, usag
     await executor.execute(audit);
     return;
   }
-  await executor.execute(sql`
-    with audit as (${audit})
-    insert into tool_usage (tool_id, tenant_id, calls) values (${usage.toolId}, ${entry.tenantId}, 1)
-    on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`);
+  await executor.execute(sql`with audit as (${audit}) ${countCallSql(usage.toolId, entry.tenantId)}`);
+}
+
+/** Counts one allowed call of a tool. */
+export async function countCall(executor: Executor, toolId: number, tenantId: string): Promise<void> {
+  await executor.execute(countCallSql(toolId, tenantId));
 }

@@ -1,36 +1,19 @@
 import { LRUCache } from 'lru-cache';
+import type { Static } from 'typebox';
 
 import { appendAudit } from '../audit/repository.js';
 import { holdsAll, type Principal } from '../auth/principal.js';
-import type { Config } from '../config.js';
-import type { Db } from '../db/client.js';
-import { countCall, teach } from '../learning/repository.js';
-import { unlearnable } from '../learning/rules.js';
+import type { Db, Executor } from '../db/client.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { evaluatePolicy } from './policy.js';
-import { findForDecision, findOwnDiscovery, recordDecision, type ToolForDecision } from './repository.js';
+import { countCall, findForDecision, recordDecision, type ToolForDecision } from './repository.js';
+import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
-export interface AuthorizeInput {
-  tool: string;
-  version?: string;
-  arguments: Record<string, unknown>;
-  discovery_id?: string;
-}
-
-export type ReasonCode = 'unknown_tool' | 'retired' | 'version_mismatch' | 'invalid_arguments' | 'policy_denied';
-
-export interface Reason {
-  code: ReasonCode;
-  message: string;
-  pointer?: string;
-}
-
-export interface Decision {
-  decision: 'allow' | 'deny';
-  reasons: Reason[];
-  tool: { name: string; version: string | null };
-}
+export type AuthorizeInput = Static<typeof AuthorizeBody>;
+export type Reason = Static<typeof ReasonSchema>;
+export type ReasonCode = Reason['code'];
+export type Decision = Static<typeof AuthorizeResponse>;
 
 /** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
 export const MAX_ARGUMENT_DEPTH = 64;
@@ -38,8 +21,27 @@ export const MAX_ARGUMENT_DEPTH = 64;
 /** Fails closed for a stored schema that no longer compiles (e.g. a pattern now refused as unsafe). */
 const uncheckable: CompiledValidator = () => [{ pointer: '/', message: "the tool's parameter schema cannot be checked; the publisher must republish the tool" }];
 
-/** Learning settings plus the legs discovery ranks with by default (a miss counts only against those). */
-export type AuthorizeLearning = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
+/** An allowed call that cited one of its caller's discoveries. */
+export interface CitedCall {
+  toolId: number;
+  toolName: string;
+  tenantId: string;
+  subject: string;
+  discoveryId: string;
+}
+
+/**
+ * What reacts to allowed calls that cite a discovery (learning subscribes). It runs inside the
+ * decision's transaction, so a decision and what it taught are recorded whole or not at all.
+ */
+export interface CitedCallListener {
+  /** Off: no call is reported, and every decision is written as one statement. */
+  readonly enabled: boolean;
+  /** Reacts inside the decision's transaction; true when it changed a tool's indexed text. */
+  cited(tx: Executor, call: CitedCall): Promise<boolean>;
+}
+
+const NO_LISTENER: CitedCallListener = { enabled: false, cited: async () => false };
 
 /** Called once per decision (metrics). */
 export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
@@ -55,9 +57,10 @@ export class AuthorizeService {
 
   constructor(
     private readonly db: Db,
-    private readonly learning: AuthorizeLearning,
+    /** Learning from calls; none: decisions only. */
+    private readonly citedCalls: CitedCallListener = NO_LISTENER,
     private readonly onDecision: DecisionListener = () => undefined,
-    /** Called after a learned alias changed a tool's card (to re-embed it). */
+    /** Called after a cited call changed a tool's indexed text (to re-embed it). */
     private readonly onLearned: () => void = () => undefined,
     /** The discovery log is written in batches: waits until a cited discovery is readable. */
     private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
@@ -118,10 +121,9 @@ export class AuthorizeService {
     return { reasons, cached };
   }
 
-  /** Audit, usage and learning in one transaction: a decision is recorded whole or not at all. */
+  /** Audit, usage and what a cited call teaches in one transaction: a decision is recorded whole or not at all. */
   private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
     const allowed = decision.decision === 'allow' && row !== undefined;
-    let learned = false;
     const audit = {
       tenantId: principal.tenant,
       actor: principal.subject,
@@ -132,21 +134,19 @@ export class AuthorizeService {
       reasons: auditReasons,
       discoveryId: input.discovery_id ?? null,
     };
-    // Without learning to do, the decision is one statement (audit entry and usage count together).
-    // Learning needs a subject to count: anonymous callers cannot teach.
+    // Without a cited call to report, the decision is one statement (audit entry and usage count together).
+    // A cited call needs a subject to count: anonymous callers cannot teach.
     const discoveryId = input.discovery_id;
     const subject = principal.subject;
-    if (!allowed || !this.learning.enabled || discoveryId === undefined || subject === null) {
+    if (!allowed || !this.citedCalls.enabled || discoveryId === undefined || subject === null) {
       await recordDecision(this.db, audit, allowed ? { toolId: row.id } : undefined);
       return;
     }
     await this.discoveries.settle(discoveryId);
-    await this.db.transaction(async (tx) => {
+    const learned = await this.db.transaction(async (tx) => {
       await appendAudit(tx, audit);
       await countCall(tx, row.id, principal.tenant);
-      const discovery = await findOwnDiscovery(tx, principal.tenant, subject, discoveryId);
-      if (!discovery || unlearnable(discovery, row.name, this.learning.defaultMode) !== undefined) return;
-      learned = await teach(tx, { toolId: row.id, tenantId: principal.tenant, query: discovery.query, subject, discoveryId }, this.learning);
+      return this.citedCalls.cited(tx, { toolId: row.id, toolName: row.name, tenantId: principal.tenant, subject, discoveryId });
     });
     if (learned) this.onLearned();
   }

@@ -7,7 +7,7 @@ export function benchUnavailable(root: string): string | undefined {
   const manifest = join(root, 'package.json');
   if (!existsSync(manifest)) return `no package.json in ${root}`;
   const scripts = (JSON.parse(readFileSync(manifest, 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
-  if (!scripts.bench) return 'the benchmark is not installed: package.json has no "bench" script (scripts/bench is not written yet)';
+  if (!scripts.bench) return 'the benchmark is not installed: package.json has no "bench" script (run it from a checkout of the registry, which has scripts/bench)';
   return undefined;
 }
 

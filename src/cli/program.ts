@@ -5,16 +5,16 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import semver from 'semver';
 import { stringify as toYaml } from 'yaml';
 
-import { RegistryError } from '../../clients/typescript/src/index.js';
-import { EXIT, exitCodeFor, exitCodeOf, type ExitCode } from './exit-codes.js';
 import type { SchemaFormat, SearchMode } from '../../clients/typescript/src/index.js';
+import { RegistryError } from '../../clients/typescript/src/index.js';
 import { VERSION } from '../version.js';
 import { benchUnavailable, runBench } from './bench.js';
 import { formatDiscovery } from './discover.js';
 import { loadDocuments } from './documents.js';
-import { type CliIo, clientFrom, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
+import { EXIT, type ExitCode, exitCodeFor, exitCodeOf } from './exit-codes.js';
+import { clientFrom, type CliIo, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
 import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
-import { progressBar, pushAll, pushSummary, pushTotals, type PushOutcome, waitForIndexing } from './push.js';
+import { progressBar, pushAll, type PushOutcome, pushSummary, pushTotals, waitForIndexing } from './push.js';
 
 /** Documents at or above this count get a progress bar (on a terminal). */
 const PROGRESS_THRESHOLD = 10;
@@ -153,17 +153,21 @@ export function createProgram(io: CliIo, state: State): Command {
     .description('rebuild every tool vector for the configured embedding model (after a model change)')
     .option('--purge-other-models', 'also delete vectors of other models', false)
     .action(async (options: { purgeOtherModels: boolean }) => {
-      const [{ createEmbedder, openMigratedDatabase }, { loadConfig }, { reembed }] = await Promise.all([
+      const [{ createEmbedder, openMigratedDatabase }, { loadConfig }, { reembed }, { createServices }] = await Promise.all([
         import('../bootstrap.js'),
         import('../config.js'),
         import('../embedding/reembed.js'),
+        import('../services.js'),
       ]);
       const config = loadConfig(io.env);
       const embedder = await createEmbedder(config);
       if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
       const database = await openMigratedDatabase(config, { info: () => undefined });
       try {
-        const result = await reembed(database, embedder, { ...options, vectorIndexMinTools: config.embedding.vectorIndexMinTools });
+        const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+        const { indexer } = createServices(config, { database, embedder, log: silent });
+        if (!indexer) throw new Error('no indexer without an embedder');
+        const result = await reembed(database, indexer, options);
         io.stdout(`re-embedded ${result.tools} tools with ${result.model} in ${result.seconds.toFixed(1)} s\n`);
       } finally {
         await database.close();

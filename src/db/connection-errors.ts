@@ -1,24 +1,31 @@
+// Reading driver errors: their cause chains, and the codes that say the database is away.
+type Cause = { code?: unknown; message?: unknown; cause?: unknown };
+
+/**
+ * `error` and the errors of its cause chain, outermost first (drizzle and pg wrap driver errors);
+ * a chain that loops back is walked once.
+ */
+export function causesOf(error: unknown): Cause[] {
+  const chain: Cause[] = [];
+  for (let e = error; typeof e === 'object' && e !== null && !chain.includes(e as Cause); e = (e as Cause).cause) chain.push(e as Cause);
+  return chain;
+}
+
+/** Whether a driver error, or one of its causes, carries one of these codes (SQLSTATEs, or errno names). */
+export const hasErrorCode = (error: unknown, codes: ReadonlySet<string>): boolean =>
+  causesOf(error).some((e) => typeof e.code === 'string' && codes.has(e.code));
+
 // Connection-level failures: the database (or the path to it) is away, not the statement wrong.
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
 const CONNECTION_MESSAGES = /Connection terminated|PGlite is closed|timeout exceeded when trying to connect/i;
 
 /** Whether `error` (or one of its causes) says the database could not be reached or dropped the connection. */
 export function isConnectionError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: string; cause?: unknown; message?: string } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
-    seen.add(e);
-    if (e.code && CONNECTION_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && CONNECTION_MESSAGES.test(e.message)) return true;
-  }
-  return false;
+  return hasErrorCode(error, CONNECTION_CODES) || causesOf(error).some((e) => typeof e.message === 'string' && CONNECTION_MESSAGES.test(e.message));
 }
 
 /** The SQLSTATE of a driver error, looking through causes (drizzle wraps driver errors). */
 export function sqlState(error: unknown): string | undefined {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: string; cause?: unknown } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
-    seen.add(e);
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
-  }
-  return undefined;
+  const code = causesOf(error).find((e) => typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))?.code;
+  return code as string | undefined;
 }

@@ -105,13 +105,6 @@ export const discoveryLog = pgTable('discovery_log', {
 
 export type ToolRow = typeof tools.$inferSelect;
 
-export const toolUsage = pgTable('tool_usage', {
-  toolId: bigint('tool_id', { mode: 'number' }).notNull(),
-  tenantId: text('tenant_id').notNull(),
-  calls: bigint('calls', { mode: 'number' }).notNull(),
-  lastCalledAt: timestamp('last_called_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-}, (t) => [primaryKey({ columns: [t.toolId, t.tenantId] })]);
-
 export const learnedAliases = pgTable('learned_aliases', {
   id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
   toolId: bigint('tool_id', { mode: 'number' }).notNull(),

@@ -1,4 +1,4 @@
-import { expandIdentifiers } from '../tools/card-text.js';
+import { expandIdentifiers } from '../tools/search-text.js';
 
 /** Which part of a long request the search used. */
 export const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;

@@ -1,11 +1,11 @@
-import { and, inArray, param, sql, type SQL } from 'drizzle-orm';
+import { and, inArray, param, type SQL, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
-import { tools, type ToolRow } from '../db/schema.js';
-import { visibleTo, type Visibility } from '../tools/repository.js';
+import { type ToolRow, tools } from '../db/schema.js';
+import { type Format, FORMATS } from '../tools/formats.js';
+import { type Visibility, visibleTo } from '../tools/repository.js';
 import type { Bm25Params } from './bm25f.js';
-import { combine, type DiscoveryFilters, lexicalLeg, type VectorSearch, vectorLeg } from './retrieval-sql.js';
-import { FORMATS, type Format } from './formats.js';
+import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 

@@ -4,12 +4,12 @@
  * inside every one of them). repository.ts runs the statement; bm25f.ts is the TypeScript
  * reference of the lexical leg's scores.
  */
-import { and, arrayOverlaps, eq, param, sql, type SQL } from 'drizzle-orm';
+import { and, arrayOverlaps, eq, param, type SQL, sql } from 'drizzle-orm';
 import { toSql } from 'pgvector';
 
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
-import { postingVisibleTo, visibleTo, type Visibility } from '../tools/repository.js';
+import { postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import { type Bm25Params, commonTermPostings, NAMESPACE_MIN_TOOLS } from './bm25f.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */

@@ -1,15 +1,16 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
-import { errorResponses, ToolCard } from '../http/schemas.js';
+import { errorResponses } from '../http/schemas.js';
+import { FORMATS } from '../tools/formats.js';
+import { ToolCard } from '../tools/schemas.js';
 import { textProblems } from '../tools/validation.js';
-import { FORMATS } from './formats.js';
+import type { DiscoveryReport } from './log-report.js';
 import { SEARCHED_QUERY_CHARS } from './query.js';
-import { listDiscoveries } from './log-repository.js';
-import type { DiscoveryLogWriter } from './log-writer.js';
-import type { DiscoverInput, DiscoveryService } from './service.js';
+import type { DiscoveryService } from './service.js';
 
 const DiscoverBody = Type.Object(
   {
@@ -67,7 +68,8 @@ const DiscoverResponse = Type.Object({
 });
 
 /** POST /v1/discover and the publishers' discovery report. */
-export default async function discoveryRoutes(app: FastifyInstance, options: { discovery: DiscoveryService; log: Pick<DiscoveryLogWriter, 'flush'> }): Promise<void> {
+export default async function discoveryRoutes(scope: FastifyInstance, options: { discovery: DiscoveryService; report: DiscoveryReport }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/discover',
     {
@@ -79,7 +81,7 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
       },
     },
     async (request) => {
-      const body = request.body as DiscoverInput;
+      const body = request.body;
       if (body.query.trim() === '') {
         throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must contain some text', in: 'body' }]);
       }
@@ -122,11 +124,8 @@ export default async function discoveryRoutes(app: FastifyInstance, options: { d
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; before?: string; poor: boolean };
-      // The log is written in batches: a caller's own discoveries of a moment ago are listed too
-      // (on the primary at once; on a read replica once it has replayed them).
-      await options.log.flush();
-      const rows = await listDiscoveries(app.reads, request.principal.tenant, {
+      const query = request.query;
+      const rows = await options.report.recent(request.principal.tenant, {
         limit: query.limit,
         before: query.before === undefined ? undefined : new Date(query.before),
         poorOnly: query.poor,

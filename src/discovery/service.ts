@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
-import { type ToolCard, documentOf, toCard } from '../tools/views.js';
+import type { Format } from '../tools/formats.js';
+import { renderTool } from '../tools/formats.js';
+import { documentOf, toCard, type ToolCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
-import type { Format } from './formats.js';
-import { renderTool } from './formats.js';
-import { BM25_PARAMS, FUSION_PARAMS, fuse, type FusionParams, type RankingMode } from './fusion.js';
+import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { prepareQuery, type SearchedQuery } from './query.js';
 import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
@@ -20,8 +20,6 @@ export interface DiscoverInput {
   /** Legs to rank with; hybrid degrades to lexical when no query vector can be had. */
   mode?: RankingMode;
 }
-
-export type SearchMode = RankingMode;
 
 export interface DiscoveredTool {
   name: string;
@@ -36,7 +34,7 @@ export interface DiscoverResult {
   tools: DiscoveredTool[];
   tokens: { shortlist: number; catalog: number };
   low_confidence: boolean;
-  search_mode: SearchMode;
+  search_mode: RankingMode;
   searched_query: SearchedQuery;
 }
 
@@ -73,7 +71,7 @@ export interface DiscoveryOptions {
   /** Score floors (calibrated probabilities); FUSION_PARAMS' defaults when absent. */
   scoreFloors?: Pick<FusionParams, 'minScore' | 'lowConfidenceScore'>;
   /** Receives each discovery's per-stage timings (metrics). */
-  onTimings?: (timings: StageTimings, mode: SearchMode, vectorSearch: VectorSearchOutcome | undefined) => void;
+  onTimings?: (timings: StageTimings, mode: RankingMode, vectorSearch: VectorSearchOutcome | undefined) => void;
 }
 
 /** How many candidates each retrieval leg contributes to fusion. */
@@ -91,7 +89,7 @@ export class DiscoveryService {
   private readonly log: DiscoveryLogSink;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly embeddings: QueryEmbeddings | undefined,
     private readonly stats: CatalogStatsCache,
     options: DiscoveryOptions,
@@ -111,7 +109,7 @@ export class DiscoveryService {
 
     const requested = input.mode ?? 'hybrid';
     const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.text) : undefined;
-    const searchMode: SearchMode = vector ? requested : 'lexical';
+    const searchMode: RankingMode = vector ? requested : 'lexical';
     const embedded = performance.now();
     const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes);
     const counted = performance.now();

@@ -6,9 +6,10 @@ import { type Db, rowsOf } from '../db/client.js';
 /** Tables the discovery statements plan over. */
 const TABLES = ['tools', 'tool_terms', 'tool_embeddings', 'tool_usage'] as const;
 
+/** How often the service reads the modification counters (a BackgroundJob runs runOnce). */
+export const MAINTENANCE_INTERVAL_MS = 10_000;
+
 export interface MaintenanceOptions {
-  /** How often the modification counters are read. */
-  intervalMs: number;
   /** PostgreSQL's autovacuum defaults: act once changes exceed threshold + scale x rows. */
   analyzeThreshold: number;
   analyzeScale: number;
@@ -16,7 +17,7 @@ export interface MaintenanceOptions {
   vacuumScale: number;
 }
 
-const DEFAULTS: MaintenanceOptions = { intervalMs: 10_000, analyzeThreshold: 50, analyzeScale: 0.1, vacuumThreshold: 50, vacuumScale: 0.2 };
+const DEFAULTS: MaintenanceOptions = { analyzeThreshold: 50, analyzeScale: 0.1, vacuumThreshold: 50, vacuumScale: 0.2 };
 
 interface TableState {
   table: string;
@@ -29,39 +30,23 @@ interface TableState {
  * Autovacuum for the embedded database. PGlite runs no background workers, so its tables were
  * never ANALYZEd and the planner guessed one row per table: it read a tenant's whole catalog to
  * fetch three shortlisted rows and chose nested loops over thousands of vectors. This applies
- * PostgreSQL's own autovacuum rule (threshold + scale x rows, from pg_stat counters) on a timer,
- * one table at a time, and analyzes tables never analyzed at start-up. External PostgreSQL has
+ * PostgreSQL's own autovacuum rule (threshold + scale x rows, from pg_stat counters), one table at
+ * a time, and analyzes tables never analyzed; the service runs a pass at start-up and then every
+ * MAINTENANCE_INTERVAL_MS. External PostgreSQL has
  * autovacuum: the service does not run this there.
  */
 export class TableMaintenance {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
-
   constructor(
     private readonly db: Db,
-    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'debug'>,
+    private readonly log: Pick<FastifyBaseLogger, 'debug'>,
     private readonly options: MaintenanceOptions = DEFAULTS,
   ) {}
 
-  /** Runs one pass now (in the background) and then every interval. */
-  start(): void {
-    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
-    this.timer.unref();
-    this.tick();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  /** One pass, awaited (tests, and callers that just loaded a catalog). */
-  async runOnce(): Promise<string[]> {
+  /** One pass: what it did, table by table. Ends early once `signal` is aborted (the app closing). */
+  async runOnce(signal?: AbortSignal): Promise<string[]> {
     const done: string[] = [];
     for (const state of await this.states()) {
-      if (this.stopped) break;
+      if (signal?.aborted) break;
       const action = this.actionFor(state);
       if (!action) continue;
       const started = performance.now();
@@ -71,16 +56,6 @@ export class TableMaintenance {
       done.push(`${action} ${state.table}`);
     }
     return done;
-  }
-
-  private tick(): void {
-    if (this.running || this.stopped) return;
-    this.running = this.runOnce()
-      .then(() => undefined)
-      .catch((error: unknown) => this.log.warn({ err: error }, 'table maintenance failed; retrying later'))
-      .finally(() => {
-        this.running = undefined;
-      });
   }
 
   private actionFor(state: TableState): string | undefined {

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 
 import type { Db } from '../db/client.js';
-import { cardEmbeddingTexts } from './card-texts.js';
+import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
 import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
 import { ensureVectorIndex, largestCatalog } from './vector-index.js';
@@ -44,6 +44,11 @@ export class EmbeddingIndexer {
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     private readonly options: IndexerOptions = DEFAULT_INDEXER_OPTIONS,
   ) {}
+
+  /** The model whose vectors this indexer maintains. */
+  get model(): string {
+    return this.embedder.model;
+  }
 
   /** Starts the periodic sweep and runs one now. */
   start(): void {

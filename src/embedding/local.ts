@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 
 import { EncoderLane } from './encoder-lane.js';
-import type { EmbedOptions, Embedder, EncoderCounters } from './provider.js';
+import type { Embedder, EmbedOptions, EncoderCounters } from './provider.js';
 
 export interface LocalEmbedderOptions {
   /** Worker threads for indexing batches (the query worker is always one more). */

@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 
 import { type Database, rowsOf } from '../db/client.js';
-import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './indexer.js';
-import type { Embedder } from './provider.js';
+import type { EmbeddingIndexer } from './indexer.js';
 import { markStale } from './repository.js';
 
 export interface ReembedResult {
@@ -13,28 +12,19 @@ export interface ReembedResult {
 
 /**
  * Rebuilds every active tool's vectors for the embedder's model (after a model change or an
- * upgrade of the card texts); optionally drops other models' vectors. Fails when the embedder
- * does, leaving the previous vectors in place.
+ * upgrade of the card texts) with the services' indexer (createServices); optionally drops other
+ * models' vectors. Fails when the embedder does, leaving the previous vectors in place.
  */
-export async function reembed(database: Database, embedder: Embedder, options: { purgeOtherModels: boolean; vectorIndexMinTools?: number }): Promise<ReembedResult> {
+export async function reembed(database: Database, indexer: EmbeddingIndexer, options: { purgeOtherModels: boolean }): Promise<ReembedResult> {
   const started = performance.now();
-  if (options.purgeOtherModels) await database.db.execute(sql`delete from tool_embeddings where model <> ${embedder.model}`);
-  await markStale(database.db, embedder.model);
+  const model = indexer.model;
+  if (options.purgeOtherModels) await database.db.execute(sql`delete from tool_embeddings where model <> ${model}`);
+  await markStale(database.db, model);
   // Failures surface through indexer.status, checked below.
-  const indexer = new EmbeddingIndexer(
-    database.db,
-    embedder,
-    { info: () => undefined, warn: () => undefined },
-    {
-      ...DEFAULT_INDEXER_OPTIONS,
-      concurrentIndexBuild: database.kind === 'postgres',
-      vectorIndexMinTools: options.vectorIndexMinTools ?? DEFAULT_INDEXER_OPTIONS.vectorIndexMinTools,
-    },
-  );
   await indexer.flush();
   if (indexer.status !== 'ok') throw new Error(`re-embedding failed: ${indexer.status}`);
   const [row] = await rowsOf<{ tools: number }>(
-    database.db.execute(sql`select count(distinct tool_id)::int as tools from tool_embeddings where model = ${embedder.model}`),
+    database.db.execute(sql`select count(distinct tool_id)::int as tools from tool_embeddings where model = ${model}`),
   );
-  return { model: embedder.model, tools: row?.tools ?? 0, seconds: (performance.now() - started) / 1000 };
+  return { model, tools: row?.tools ?? 0, seconds: (performance.now() - started) / 1000 };
 }

@@ -6,7 +6,7 @@ import { toSql } from 'pgvector';
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
 import type { IndexStatus } from '../tools/views.js';
-import { CARD_TEXTS_VERSION, type EmbeddableCard } from './card-texts.js';
+import { CARD_TEXTS_VERSION, type EmbeddableCard } from './embedding-texts.js';
 import { literal } from './vector-index.js';
 
 export interface StaleTool extends EmbeddableCard {

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { sql, type SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 
 import { type Db, rowsOf } from '../db/client.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { splitIdentifier } from '../tools/card-text.js';
+import { splitIdentifier } from '../tools/search-text.js';
 
 /** One line of tools.jsonl in the shared benchmark format. */
 export interface DatasetTool {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
-import { isConnectionError } from '../db/connection-errors.js';
+import { hasErrorCode, isConnectionError } from '../db/connection-errors.js';
 import { AppError, type ErrorCode, type ErrorDetail, statusOf } from '../errors.js';
 
 /** The wire shape of every error. */
@@ -23,15 +23,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 // Text PostgreSQL cannot store (NUL, unpaired surrogates in jsonb): the input's fault, not ours.
 const UNSTORABLE_TEXT_CODES = new Set(['22P05', '22021']);
 
-function hasCode(error: unknown, codes: Set<string>): boolean {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: string; cause?: unknown } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
-    seen.add(e);
-    if (e.code && codes.has(e.code)) return true;
-  }
-  return false;
-}
-
 /** Converts anything thrown into the contract's error body. */
 export function toAppError(error: FastifyError | Error): AppError {
   if (error instanceof AppError) return error;
@@ -49,7 +40,7 @@ export function toAppError(error: FastifyError | Error): AppError {
   }
   const mapped = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (mapped) return new AppError(mapped, fastifyError.message);
-  if (hasCode(error, UNSTORABLE_TEXT_CODES)) return new AppError('bad_request', 'the request contains text that cannot be stored (NUL or unpaired surrogate characters)');
+  if (hasErrorCode(error, UNSTORABLE_TEXT_CODES)) return new AppError('bad_request', 'the request contains text that cannot be stored (NUL or unpaired surrogate characters)');
   // Connection-level failures mean the database is away: tell clients to retry, not that we broke.
   if (isConnectionError(error)) return new AppError('unavailable', 'the database is unavailable, retry shortly', [], { 'retry-after': '2' });
   if (fastifyError.statusCode === 429) return new AppError('rate_limited', fastifyError.message);

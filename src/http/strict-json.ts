@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 import { AppError } from '../errors.js';
-import { escapePointer } from '../tools/json-schema.js';
+import { escapePointer } from '../json-pointer.js';
 
 interface Frame {
   parent: Frame | undefined;

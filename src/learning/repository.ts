@@ -1,8 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
-import { learnedAliases } from '../db/schema.js';
+import { discoveryLog, learnedAliases } from '../db/schema.js';
 import { refreshTerms } from '../tools/repository.js';
+import type { CitedDiscovery } from './rules.js';
 
 export interface LearningLimits {
   /** Distinct subjects who must teach an alias before it ranks. */
@@ -33,20 +34,16 @@ export interface LearnedAliasRow {
   lastSeen: Date;
 }
 
-/** Counts one allowed call of a tool. */
-export async function countCall(executor: Executor, toolId: number, tenantId: string): Promise<void> {
-  await executor.execute(sql`
-    insert into tool_usage (tool_id, tenant_id, calls) values (${toolId}, ${tenantId}, 1)
-    on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`);
-}
-
-/** Call counts of some tools (absent: never called). */
-export async function callCounts(executor: Executor, toolIds: number[]): Promise<Map<number, number>> {
-  if (toolIds.length === 0) return new Map();
-  const rows = await rowsOf<{ tool_id: string | number; calls: string | number }>(
-    executor.execute(sql`select tool_id, calls from tool_usage where tool_id = any(${sql.param(toolIds)}::bigint[])`),
+/**
+ * One of the tenant's discoveries as the log has it, only when `subject` made it: a discovery is
+ * evidence about its own caller's search, never another caller's (nor another tenant's).
+ */
+export async function findOwnDiscovery(executor: Executor, tenantId: string, subject: string, id: string): Promise<CitedDiscovery | undefined> {
+  const rows = await rowsOf<{ query: string; shortlist: { name: string }[]; filters: Record<string, unknown> | null; search_mode: string }>(
+    executor.execute(sql`select query, shortlist, filters, search_mode from ${discoveryLog} where id = ${id} and tenant_id = ${tenantId} and subject = ${subject}`),
   );
-  return new Map(rows.map((r) => [Number(r.tool_id), Number(r.calls)]));
+  const row = rows[0];
+  return row ? { query: row.query, names: row.shortlist.map((t) => t.name), filters: row.filters, searchMode: row.search_mode } : undefined;
 }
 
 const live = (ttlDays: number) => sql`v.at > now() - make_interval(days => ${ttlDays})`;

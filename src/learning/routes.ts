@@ -1,33 +1,19 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
-import { errorResponses, LearnedAlias, ToolName } from '../http/schemas.js';
-import type { LearnedAliasRow } from './repository.js';
+import { errorResponses } from '../http/schemas.js';
+import { LearnedAlias, ToolName } from '../tools/schemas.js';
 import type { LearningService } from './service.js';
-
-/** The wire view of a learned alias: what it is, who taught it, whether it ranks and why not. */
-export function learnedAliasView(row: LearnedAliasRow) {
-  return {
-    id: row.id,
-    query: row.query,
-    misses: row.misses,
-    support: row.support,
-    taught_by: row.taughtBy.map((t) => ({ subject: t.subject, at: t.at.toISOString() })),
-    active: row.ranks,
-    review: row.review === 'none' ? (row.needsApproval ? 'pending' : 'not_required') : row.review,
-    reviewed_by: row.reviewedBy,
-    reviewed_at: row.reviewedAt?.toISOString() ?? null,
-    first_seen: row.firstSeen.toISOString(),
-    last_seen: row.lastSeen.toISOString(),
-  };
-}
+import { learnedAliasView } from './views.js';
 
 const AliasParams = Type.Object({ name: ToolName, id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 /** Learned aliases (list, remove) and the misses report: publishers of the tenant only. */
-export default async function learningRoutes(app: FastifyInstance, options: { learning: LearningService }): Promise<void> {
+export default async function learningRoutes(scope: FastifyInstance, options: { learning: LearningService }): Promise<void> {
   const { learning } = options;
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const publish = app.requireScope(PUBLISH_SCOPE);
 
   app.get(
@@ -42,7 +28,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       },
     },
     async (request) => {
-      const rows = await learning.list(request.principal, (request.params as { name: string }).name);
+      const rows = await learning.list(request.principal, request.params.name);
       return { learned_aliases: rows.map(learnedAliasView) };
     },
   );
@@ -59,9 +45,9 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       },
     },
     async (request, reply) => {
-      const { name, id } = request.params as { name: string; id: number };
+      const { name, id } = request.params;
       await learning.remove(request.principal, name, id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
@@ -81,7 +67,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
         },
       },
       async (request) => {
-        const { name, id } = request.params as { name: string; id: number };
+        const { name, id } = request.params;
         return { learned_alias: learnedAliasView(await learning.review(request.principal, name, id, review)) };
       },
     );
@@ -116,7 +102,7 @@ export default async function learningRoutes(app: FastifyInstance, options: { le
       },
     },
     async (request) => {
-      const { days, limit } = request.query as { days: number; limit: number };
+      const { days, limit } = request.query;
       const [missed, unanswered] = await learning.report(request.principal.tenant, days, limit);
       return {
         missed_tools: missed,

@@ -1,44 +1,45 @@
-import type { FastifyBaseLogger } from 'fastify';
-
 import { appendAudit } from '../audit/repository.js';
 import { isPublisher, type Principal } from '../auth/principal.js';
+import type { CitedCall, CitedCallListener } from '../authorize/service.js';
 import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/client.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { findTool } from '../tools/repository.js';
 import * as repo from './repository.js';
-
-const HOUR = 60 * 60 * 1000;
+import { unlearnable } from './rules.js';
 
 const learnedAliasNotFound = (name: string, id: number) => new AppError('not_found', `learned alias ${id} not found for tool '${name}'`);
 
-/**
- * Publishers' view of what the registry learned from calls, and the hourly ageing of learned
- * aliases. Recording happens inside authorize's transaction (src/authorize/service.ts).
- */
-export class LearningService {
-  private timer: NodeJS.Timeout | undefined;
+/** Learning settings plus the legs discovery ranks with by default (a miss counts only against those). */
+export type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
 
+/**
+ * Learning from calls: what an allowed call citing a discovery teaches (reported by authorize,
+ * inside its transaction), publishers' view of what was learned, and the hourly ageing of
+ * learned aliases.
+ */
+export class LearningService implements CitedCallListener {
   constructor(
     private readonly db: Db,
-    private readonly limits: Config['learning'],
-    private readonly log: Pick<FastifyBaseLogger, 'warn'>,
+    private readonly limits: LearningSettings,
     /** Called when learned texts changed (to re-embed). */
     private readonly onChanged: () => void = () => undefined,
     /** Where reports read (the read replica when configured). */
     private readonly reads: Executor = db,
   ) {}
 
-  start(): void {
-    this.timer = setInterval(() => void this.expire().catch((error: unknown) => this.log.warn({ err: error }, 'ageing learned aliases failed')), HOUR);
-    this.timer.unref();
+  get enabled(): boolean {
+    return this.limits.enabled;
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  /** A miss teaches the called tool the query of the caller's own discovery, unless the rules say not. */
+  async cited(tx: Executor, call: CitedCall): Promise<boolean> {
+    const discovery = await repo.findOwnDiscovery(tx, call.tenantId, call.subject, call.discoveryId);
+    if (!discovery || unlearnable(discovery, call.toolName, this.limits.defaultMode) !== undefined) return false;
+    return repo.teach(tx, { toolId: call.toolId, tenantId: call.tenantId, query: discovery.query, subject: call.subject, discoveryId: call.discoveryId }, this.limits);
   }
 
-  /** Deletes aliases past their TTL and refreshes the affected tools' indexed text. */
+  /** Deletes aliases past their TTL (the service runs it hourly) and refreshes the affected tools' indexed text. */
   async expire(): Promise<number> {
     const toolIds = await this.db.transaction(async (tx) => {
       const ids = await repo.expireLearned(tx, this.limits.ttlDays);

@@ -1,5 +1,5 @@
-import { notForSentence } from '../discovery/formats.js';
 import type { DiscoveredTool, DiscoverResult } from '../discovery/service.js';
+import { notForSentence } from '../tools/formats.js';
 
 /** What describe_tool returns: a discovery entry without a score. */
 export type DescribedTool = Omit<DiscoveredTool, 'score'>;

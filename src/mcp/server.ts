@@ -3,13 +3,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import * as z from 'zod';
 
-import { type Principal, holdsAll } from '../auth/principal.js';
-import { FORMATS } from '../discovery/formats.js';
+import { holdsAll, type Principal } from '../auth/principal.js';
 import { SEARCHED_PARTS } from '../discovery/query.js';
-import { renderTool } from '../discovery/formats.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
+import { FORMATS } from '../tools/formats.js';
+import { renderTool } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
 import { VERSION } from '../version.js';

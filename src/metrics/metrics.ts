@@ -1,8 +1,9 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import type { RankingMode } from '../discovery/fusion.js';
 import type { DiscoveryLogStats } from '../discovery/log-writer.js';
-import type { SearchMode, StageTimings } from '../discovery/service.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
+import type { StageTimings } from '../discovery/service.js';
 import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
@@ -69,7 +70,7 @@ export class ServiceMetrics {
   }
 
   /** Records the stage split of one discovery (DiscoveryService's onTimings callback). */
-  observeDiscovery(timings: StageTimings, mode: SearchMode, vectorSearch?: VectorSearchOutcome): void {
+  observeDiscovery(timings: StageTimings, mode: RankingMode, vectorSearch?: VectorSearchOutcome): void {
     for (const [stage, ms] of Object.entries(timings)) {
       if (typeof ms === 'number') this.discoveryStage.observe({ stage, search_mode: mode }, ms / 1000);
     }

@@ -4,7 +4,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
 import { AppError } from '../errors.js';
-
 import { ServiceMetrics } from './metrics.js';
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 
-import { type PolicyRule, PolicyRuleSchema } from '../authorize/policy.js';
+import { type PolicyRule, PolicyRuleSchema } from './policy-rule.js';
 
 /** Configurable size limits of a tool document. */
 export interface DocumentLimits {

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 import type { ErrorDetail } from '../errors.js';
+import { escapePointer } from '../json-pointer.js';
 import { boundedRegExp } from './safe-pattern.js';
 
 /**
@@ -38,11 +39,6 @@ export function ajvErrorsToDetails(errors: ErrorObject[] | null | undefined, pre
     if (e.keyword === 'additionalProperties') pointer += `/${escapePointer(String(e.params.additionalProperty))}`;
     return { pointer: pointer || '/', message: e.message ?? 'is invalid' };
   });
-}
-
-/** RFC 6901 escaping of one reference token. */
-export function escapePointer(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 export type CompiledValidator = (data: unknown) => ErrorDetail[];

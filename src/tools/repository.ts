@@ -1,7 +1,7 @@
-import { and, arrayOverlaps, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
-import { tools, toolVersions, type ToolRow } from '../db/schema.js';
+import { type ToolRow, tools, toolVersions } from '../db/schema.js';
 
 export type ToolInsert = typeof tools.$inferInsert;
 export type ToolVersionRow = typeof toolVersions.$inferSelect;

@@ -1,22 +1,23 @@
-import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
-import { Type } from 'typebox';
+import type { FastifyInstance, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import { type Static, Type } from 'typebox';
 
 import { isPublisher, PUBLISH_SCOPE } from '../auth/principal.js';
-import { AppError } from '../errors.js';
-import { errorResponses, ToolCard, ToolName, ToolView } from '../http/schemas.js';
-import { rejectDuplicateKeys } from '../http/strict-json.js';
-import { learnedAliasView } from '../learning/routes.js';
-import type { LearningService } from '../learning/service.js';
-import { type DocumentLimits, type ToolDocument, toolDocumentSchema } from './document.js';
 import type { ToolRow } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import { errorResponses } from '../http/schemas.js';
+import { rejectDuplicateKeys } from '../http/strict-json.js';
+import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
+import { type LearnedAlias, ToolCard, ToolName, ToolView } from './schemas.js';
 import { type ToolService, type WriteOutcome } from './service.js';
 import { ToolValidator } from './validation.js';
 import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
-  learning: LearningService;
+  /** A tool's learned aliases as publishers see them (learning owns them; shown on the tool's view). */
+  learnedAliases: (toolId: number) => Promise<Static<typeof LearnedAlias>[]>;
   limits: DocumentLimits;
   /** Whether a tool's vectors are current for the configured embedder (the publisher's view). */
   indexStatus: (toolId: number) => Promise<IndexStatus>;
@@ -59,17 +60,24 @@ function compilerFor(validator: ToolValidator): FastifySchemaCompiler<unknown> {
   };
 }
 
+/**
+ * The body as the route's validator left it: compilerFor replaced the publisher's document with
+ * the normalized one (defaults applied), which its schema type cannot express.
+ */
+const normalized = (body: ToolDocumentInput): ToolDocument => body as unknown as ToolDocument;
+
 const NameParams = Type.Object({ name: ToolName });
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) });
 
 /** /v1/tools: publish, read, list and retire tools. */
-export default async function toolRoutes(app: FastifyInstance, options: ToolRoutesOptions): Promise<void> {
+export default async function toolRoutes(scope: FastifyInstance, options: ToolRoutesOptions): Promise<void> {
   const { tools } = options;
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const validatorCompiler = compilerFor(new ToolValidator(options.limits));
   const documentBody = toolDocumentSchema(options.limits);
   const publish = app.requireScope(PUBLISH_SCOPE);
   // A tool document must mean one thing to every parser: duplicate keys and rounded numbers are a 400.
-  rejectDuplicateKeys(app, { exactNumbers: true });
+  rejectDuplicateKeys(scope, { exactNumbers: true });
 
   app.post(
     '/v1/tools',
@@ -85,8 +93,8 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request, reply) => {
-      const { dry_run: dryRun } = request.query as { dry_run: boolean };
-      const { row, etag } = await tools.register(request.principal, request.body as unknown as ToolDocument, { dryRun });
+      const { dry_run: dryRun } = request.query;
+      const { row, etag } = await tools.register(request.principal, normalized(request.body), { dryRun });
       if (dryRun) return reply.code(200).send(dryRunReply('created', [], row));
       return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send(toView(row));
     },
@@ -108,12 +116,12 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request, reply) => {
-      const { name } = request.params as { name: string };
-      const doc = request.body as unknown as ToolDocument;
+      const { name } = request.params;
+      const doc = normalized(request.body);
       if (doc.name !== name) {
         throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${name}')`, in: 'body' }]);
       }
-      const { dry_run: dryRun } = request.query as { dry_run: boolean };
+      const { dry_run: dryRun } = request.query;
       const { row, etag, outcome, changes } = await tools.replace(request.principal, name, doc, request.headers['if-match'], { dryRun });
       if (dryRun) return reply.send(dryRunReply(outcome, changes, row));
       return reply.header('etag', etag).send(toView(row));
@@ -131,14 +139,16 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request, reply) => {
-      const row = await tools.get(request.principal, (request.params as { name: string }).name);
+      const row = await tools.get(request.principal, request.params.name);
       const etag = etagOf(row);
       reply.header('etag', etag);
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      // A 304 has no body: send(null), which its schema's type asks for, would write "null" with a
+      // content-type and content-length.
+      if (request.headers['if-none-match'] === etag) return (reply as FastifyReply).code(304).send();
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
-      const [learned, indexStatus] = await Promise.all([options.learning.listFor(row.id), options.indexStatus(row.id)]);
-      return { ...toView(row), index_status: indexStatus, learned_aliases: learned.map(learnedAliasView) };
+      const [learned, indexStatus] = await Promise.all([options.learnedAliases(row.id), options.indexStatus(row.id)]);
+      return { ...toView(row), index_status: indexStatus, learned_aliases: learned };
     },
   );
 
@@ -161,7 +171,7 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request) => {
-      const versions = await tools.history(request.principal, (request.params as { name: string }).name);
+      const versions = await tools.history(request.principal, request.params.name);
       return {
         versions: versions.map((v) => ({ revision: v.revision, version: v.version, created_at: v.createdAt.toISOString(), created_by: v.createdBy, document: v.document })),
       };
@@ -185,7 +195,7 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request) => {
-      const query = request.query as { limit: number; cursor?: string; include_retired: boolean; category?: string; tags?: string };
+      const { query } = request;
       const { rows, nextCursor } = await tools.list(request.principal, {
         limit: query.limit,
         cursor: query.cursor,
@@ -210,7 +220,7 @@ export default async function toolRoutes(app: FastifyInstance, options: ToolRout
       },
     },
     async (request, reply) => {
-      const row = await tools.retire(request.principal, (request.params as { name: string }).name, request.headers['if-match']);
+      const row = await tools.retire(request.principal, request.params.name, request.headers['if-match']);
       return reply.header('etag', etagOf(row)).send(toView(row));
     },
   );

@@ -1,7 +1,7 @@
 import type { Ajv } from 'ajv';
 
 import type { ErrorDetail } from '../errors.js';
-import { escapePointer } from './json-schema.js';
+import { escapePointer } from '../json-pointer.js';
 
 type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);

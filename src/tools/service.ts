@@ -1,16 +1,17 @@
 import semver from 'semver';
 
 import { appendAudit } from '../audit/repository.js';
-import { type Principal, isPublisher } from '../auth/principal.js';
+import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
+import { hasErrorCode } from '../db/connection-errors.js';
 import type { ToolRow } from '../db/schema.js';
-import { tokenCosts } from '../discovery/tokens.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
-import { searchTexts } from './card-text.js';
 import { contentHash } from './content-hash.js';
 import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
 import * as repo from './repository.js';
+import { searchTexts } from './search-text.js';
+import { tokenCosts } from './tokens.js';
 import { documentOf, etagOf } from './views.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
@@ -91,14 +92,7 @@ function columnsOf(doc: ToolDocument) {
   };
 }
 
-const isUniqueViolation = (error: unknown): boolean => {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: string; cause?: unknown } | undefined; e && !seen.has(e); e = e.cause as typeof e) {
-    seen.add(e);
-    if (e.code === '23505') return true;
-  }
-  return false;
-};
+const UNIQUE_VIOLATION = new Set(['23505']);
 
 /** The 409 for a name taken in the tenant, exactly or in canonical form, naming the tool that has it. */
 function nameConflict(name: string, existing: string | undefined): AppError {
@@ -156,7 +150,7 @@ export class ToolService {
       }));
     } catch (error) {
       // Two publishes racing past the check: the unique index decides; name the winner if it can be read.
-      if (isUniqueViolation(error)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
+      if (hasErrorCode(error, UNIQUE_VIOLATION)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
       throw error;
     }
     if (!options.dryRun) this.notify(row);

@@ -3,44 +3,30 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
-import { FORMATS } from '../discovery/formats.js';
-import { tokenCosts } from '../discovery/tokens.js';
 import type { ToolDocument } from './document.js';
+import { FORMATS } from './formats.js';
+import { tokenCosts } from './tokens.js';
 
 const BATCH = 100;
 
 /**
  * Re-prices tools stored before the current set of formats (their `token_costs` lacks one): their
  * costs were counted with an older rendering (no `not_for` in the description, fewer formats).
- * Runs once in the background after start-up, in small batches, so a large catalog does not hold
- * the database; a row re-published meanwhile is skipped (its costs are already current).
+ * The service runs it once in the background after start-up, in small batches, so a large catalog
+ * does not hold the database; a row re-published meanwhile is skipped (its costs are already current).
  */
 export class TokenCostBackfill {
-  private running: Promise<void> | undefined;
-  private stopped = false;
-
   constructor(
     private readonly db: Db,
-    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
+    private readonly log: Pick<FastifyBaseLogger, 'info'>,
   ) {}
 
-  start(): void {
-    this.running = this.run().then(
-      () => undefined,
-      (error: unknown) => this.log.warn({ err: error }, 're-pricing stored tools failed; it is retried at the next start'));
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
-  }
-
-  /** Re-prices every stale row; resolves with how many were updated. */
-  async run(): Promise<number> {
+  /** Re-prices every stale row (until `signal` is aborted); resolves with how many were updated. */
+  async run(signal?: AbortSignal): Promise<number> {
     const keys = sql.raw(`array[${FORMATS.map((f) => `'${f}'`).join(', ')}]`);
     let updated = 0;
     let after = 0;
-    while (!this.stopped) {
+    while (!signal?.aborted) {
       const rows = await rowsOf<{ id: number | string; revision: number; document: ToolDocument }>(
         this.db.execute(sql`select id, revision, document from ${tools} where id > ${after} and not (token_costs ?& ${keys}) order by id limit ${BATCH}`),
       );

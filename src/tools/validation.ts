@@ -2,13 +2,14 @@ import type { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import semver from 'semver';
 
-import { policyRuleProblems } from '../authorize/policy.js';
 import type { ErrorDetail } from '../errors.js';
+import { escapePointer } from '../json-pointer.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
-import { ajvErrorsToDetails, ajvFor, compileSchema, escapePointer, metaValidate } from './json-schema.js';
-import { unknownSchemaKeywords } from './schema-keywords.js';
-import { unsafePattern } from './safe-pattern.js';
+import { ajvErrorsToDetails, ajvFor, compileSchema, metaValidate } from './json-schema.js';
 import { normalizeDocument } from './normalize.js';
+import { policyRuleProblems } from './policy-rule.js';
+import { unsafePattern } from './safe-pattern.js';
+import { unknownSchemaKeywords } from './schema-keywords.js';
 
 type JsonObject = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import type { ToolRow } from '../db/schema.js';
-import type { TokenCosts } from '../discovery/tokens.js';
 import type { ToolDocument } from './document.js';
+import type { TokenCosts } from './tokens.js';
 
 /** Whether a tool is searchable by meaning: its vectors are current, pending, or their last attempt failed. */
 export type IndexStatus = 'pending' | 'indexed' | 'failed';

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 interface DecisionBody {
   decision: 'allow' | 'deny';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { evaluatePolicy, jsonEqual, type PolicyRule, policyRuleProblems, resolvePointer } from '../../src/authorize/policy.js';
+import { evaluatePolicy, jsonEqual } from '../../src/authorize/policy.js';
+import { resolvePointer } from '../../src/json-pointer.js';
+import { type PolicyRule, policyRuleProblems } from '../../src/tools/policy-rule.js';
 
 describe('resolvePointer', () => {
   it('follows RFC 6901 over own properties only', () => {

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { FlakyEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 import { cli } from './run-cli.js';
 
 /** `push --wait` against a listening app with a real indexer (a flaky embedder), on every leg. */

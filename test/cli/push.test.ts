@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 
+import { useLiveRegistry } from '../client/live-registry.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { uniqueTenant } from '../helpers/tokens.js';
-import { useLiveRegistry } from '../client/live-registry.js';
 import { cli } from './run-cli.js';
 
 /** The rows of the push summary table: tool -> result. */

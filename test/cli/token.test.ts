@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { resolveJwt } from '../../src/bootstrap.js';
 import { createVerifier } from '../../src/auth/verifier.js';
+import { resolveJwt } from '../../src/bootstrap.js';
 import { mintToken } from '../../src/cli/token.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { keyPair } from '../helpers/keys.js';

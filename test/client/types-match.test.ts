@@ -3,11 +3,13 @@ import { describe, expectTypeOf, it } from 'vitest';
 
 import type * as Sdk from '../../clients/typescript/src/index.js';
 import type { Decision, Reason } from '../../src/authorize/service.js';
-import type { Format } from '../../src/discovery/formats.js';
-import type { DiscoverResult, SearchMode } from '../../src/discovery/service.js';
+import type { RankingMode } from '../../src/discovery/fusion.js';
+import type { DiscoverResult } from '../../src/discovery/service.js';
 import type { ErrorCode } from '../../src/errors.js';
-import type { ErrorResponse, TokenCosts, ToolCard, ToolView } from '../../src/http/schemas.js';
+import type { ErrorResponse } from '../../src/http/schemas.js';
 import type { ToolDocumentInput } from '../../src/tools/document.js';
+import type { Format } from '../../src/tools/formats.js';
+import type { TokenCosts, ToolCard, ToolView } from '../../src/tools/schemas.js';
 
 /**
  * The SDK's hand-written wire types against the service's own types and route schemas. Checked
@@ -17,7 +19,7 @@ import type { ToolDocumentInput } from '../../src/tools/document.js';
 describe('SDK wire types', () => {
   it('name the same formats, modes and error codes as the service', () => {
     expectTypeOf<Sdk.SchemaFormat>().toEqualTypeOf<Format>();
-    expectTypeOf<Sdk.SearchMode>().toEqualTypeOf<SearchMode>();
+    expectTypeOf<Sdk.SearchMode>().toEqualTypeOf<RankingMode>();
     expectTypeOf<Sdk.ServerErrorCode>().toEqualTypeOf<ErrorCode>();
     expectTypeOf<Sdk.ToolTokenCosts>().toEqualTypeOf<Static<typeof TokenCosts>>();
   });

@@ -1,3 +1,5 @@
+import '../helpers/provided.js';
+
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -8,7 +10,6 @@ import { describe, expect, inject, it } from 'vitest';
 import { fromPglite, openPostgres } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { clonePglite } from '../helpers/databases.js';
-import '../helpers/provided.js';
 import { token } from '../helpers/tokens.js';
 
 /** Driver edge cases on real PGlite instances: missing pgvector, an unreachable or vanished database. */

@@ -3,12 +3,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
-import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { call, useApp } from '../helpers/app.js';
-import { forEachDatabase } from '../helpers/databases.js';
+import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
 import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
 import { ORDER_TOOLS } from '../fixtures/order-tools.js';
+import { call, useApp } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
 const QUERIES = [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { FORMATS } from '../../src/discovery/formats.js';
-import { tokensOf } from '../../src/discovery/tokens.js';
+import { FORMATS } from '../../src/tools/formats.js';
+import { tokensOf } from '../../src/tools/tokens.js';
 import { call, useApp } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';

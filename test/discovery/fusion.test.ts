@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CALIBRATION, type Evidence, FUSION_PARAMS, fuse, fusedScores } from '../../src/discovery/fusion.js';
+import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS } from '../../src/discovery/fusion.js';
 
 const evidence = (toolId: number, lexical: number | null, cosine: number | null, coverage = 0, exact = false): Evidence => ({
   toolId,

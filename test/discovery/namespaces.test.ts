@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { LocalEmbedder } from '../../src/embedding/local.js';
+import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
-import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 import { type DiscoverResponse, useDiscoveryApp } from './helpers.js';
 

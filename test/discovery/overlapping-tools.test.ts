@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { FORMATS } from '../../src/discovery/formats.js';
 import { LocalEmbedder } from '../../src/embedding/local.js';
+import { FORMATS } from '../../src/tools/formats.js';
+import { ORDER_TOOLS } from '../fixtures/order-tools.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
-import { ORDER_TOOLS } from '../fixtures/order-tools.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 import { type DiscoverResponse, useDiscoveryApp } from './helpers.js';
 

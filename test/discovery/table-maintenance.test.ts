@@ -13,14 +13,13 @@ describe('TableMaintenance (embedded PGlite has no autovacuum)', () => {
     const client = await clonePglite();
     try {
       const { db } = fromPglite(client);
-      const maintenance = new TableMaintenance(db, quiet, { intervalMs: 60_000, analyzeThreshold: 50, analyzeScale: 0.1, vacuumThreshold: 50, vacuumScale: 0.2 });
+      const maintenance = new TableMaintenance(db, quiet, { analyzeThreshold: 50, analyzeScale: 0.1, vacuumThreshold: 50, vacuumScale: 0.2 });
       const first = await maintenance.runOnce();
       expect(first).toContain('analyze tools');
       expect(first).toContain('analyze tool_embeddings');
       const [row] = await rowsOf<{ reltuples: number }>(db.execute(sql`select reltuples::float8 as reltuples from pg_class where relname = 'tools'`));
       expect(Number(row?.reltuples)).toBeGreaterThanOrEqual(0);
       expect(await maintenance.runOnce()).toEqual([]);
-      await maintenance.stop();
     } finally {
       await client.close();
     }

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { catalogStats, retrievalStatement, retrieveCandidates, type RetrievalRequest } from '../../src/discovery/repository.js';
+import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates } from '../../src/discovery/repository.js';
 import { ensureVectorIndex, vectorIndexName } from '../../src/embedding/vector-index.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { uniqueTenant } from '../helpers/tokens.js';

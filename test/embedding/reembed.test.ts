@@ -2,9 +2,12 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
+import type { Embedder } from '../../src/embedding/provider.js';
 import { reembed } from '../../src/embedding/reembed.js';
+import { createServices } from '../../src/services.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
+import { testConfig } from '../helpers/app.js';
 import { databaseLegs, type TestDatabase } from '../helpers/databases.js';
 import { FlakyEmbedder, HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
@@ -24,10 +27,13 @@ describe('reembed (PGlite in-process)', () => {
   });
   afterAll(async () => database?.close());
 
+  const quiet = { info: () => undefined, warn: () => undefined, debug: () => undefined };
+  /** The indexer the CLI's reembed uses: the composition root's. */
+  const indexerFor = (embedder: Embedder) => createServices(testConfig(), { database: database.database, embedder, log: quiet }).indexer!;
   const vectors = () => rowsOf<{ model: string; n: number }>(database.database.db.execute(sql`select model, count(*)::int as n from tool_embeddings group by model order by model`));
 
   it('rebuilds every active tool\'s vectors for the model, one per card text', async () => {
-    const result = await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: false });
+    const result = await reembed(database.database, indexerFor(new HashingEmbedder()), { purgeOtherModels: false });
     expect(result).toMatchObject({ model: 'test-hashing-64', tools: 3 });
     // Card + parameters + 2 aliases + 1 example per fixture tool.
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
@@ -35,12 +41,12 @@ describe('reembed (PGlite in-process)', () => {
 
   it('drops other models\' vectors on request', async () => {
     await database.database.db.execute(sql`update tool_embeddings set model = 'old-model'`);
-    await reembed(database.database, new HashingEmbedder(), { purgeOtherModels: true });
+    await reembed(database.database, indexerFor(new HashingEmbedder()), { purgeOtherModels: true });
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 
   it('fails loudly when the embedder does, keeping the previous vectors', async () => {
-    await expect(reembed(database.database, new FlakyEmbedder(), { purgeOtherModels: false })).rejects.toThrow(/re-embedding failed/);
+    await expect(reembed(database.database, indexerFor(new FlakyEmbedder()), { purgeOtherModels: false })).rejects.toThrow(/re-embedding failed/);
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 });

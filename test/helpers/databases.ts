@@ -1,3 +1,5 @@
+import './provided.js';
+
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -9,7 +11,6 @@ import { afterAll, beforeAll, describe, inject } from 'vitest';
 
 import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import './provided.js';
 
 /**
  * The database legs every database-backed test runs on. Each test file gets its own clean,

@@ -1,9 +1,9 @@
-import { createServer, type Server, type Socket, connect } from 'node:net';
+import './provided.js';
+
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 import pg from 'pg';
 import { inject } from 'vitest';
-
-import './provided.js';
 
 /**
  * The real streaming replica of the PostgreSQL leg (TEST_DATABASE_READ_URL, from

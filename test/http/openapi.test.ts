@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { fromPglite } from '../../src/db/client.js';
 import { OPENAPI_PATH, openApiDocument } from '../../scripts/openapi-document.js';
+import { fromPglite } from '../../src/db/client.js';
 import { clonePglite } from '../helpers/databases.js';
 
 /** The checked-in openapi/openapi.json must be what the route schemas generate (in-process PGlite). */

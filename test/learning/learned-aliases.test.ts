@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildApp } from '../../src/app.js';
 import { LocalEmbedder } from '../../src/embedding/local.js';
+import type { DiscoverResponse } from '../discovery/helpers.js';
 import { call, testConfig, testDependencies } from '../helpers/app.js';
 import { databaseLegs, type TestDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token } from '../helpers/tokens.js';
-import type { DiscoverResponse } from '../discovery/helpers.js';
 
 // [name, description, side effects]: aliases of side-effecting tools rank only once a publisher approves them.
 const CATALOG: [string, string, boolean][] = [

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
+import { type DiscoverResponse, useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { type DiscoverResponse, useDiscoveryApp } from '../discovery/helpers.js';
 
 const plain = (name: string, description: string) =>
   toolDocument({ name, description, summary: undefined, aliases: [], examples: [], tags: [], category: undefined, not_for: undefined, required_scopes: [], policy: undefined });

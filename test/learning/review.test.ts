@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { Embedder } from '../../src/embedding/provider.js';
+import { type DiscoverResponse, useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { type DiscoverResponse, useDiscoveryApp } from '../discovery/helpers.js';
 
 /** The hashing embedder, remembering every text it was asked to embed. */
 class RecordingEmbedder implements Embedder {

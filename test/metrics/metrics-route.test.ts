@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { ServiceMetrics } from '../../src/metrics/metrics.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 /** The value of one sample line (`name{labels} value`) of an exposition, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { Database } from '../../src/db/client.js';
+import { rowsOf } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import type { Database } from '../../src/db/client.js';
-import { rowsOf } from '../../src/db/client.js';
 
 /** A revision's content: version n carries `marker_n` in its schema and "revision n" in its description. */
 const revision = (n: number) =>

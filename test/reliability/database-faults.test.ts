@@ -1,5 +1,5 @@
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

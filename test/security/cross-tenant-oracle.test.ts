@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 const cacheCount = (metrics: string, result: 'hit' | 'miss') =>
   Number(new RegExp(`tool_registry_query_embedding_cache_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1] ?? Number.NaN);

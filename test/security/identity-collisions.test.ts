@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { MIGRATIONS_DIR } from '../../src/db/migrate.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 import { expectCleanError } from './helpers.js';
 
 /**

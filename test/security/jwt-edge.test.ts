@@ -1,14 +1,14 @@
-import type { FastifyInstance } from 'fastify';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import type { FastifyInstance } from 'fastify';
 import { exportJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { type Database, fromPglite } from '../../src/db/client.js';
 import { call, useApp } from '../helpers/app.js';
 import { clonePglite, type DatabaseHandle } from '../helpers/databases.js';
-import { type Database, fromPglite } from '../../src/db/client.js';
 import { keyPair, serveJwks, type TestKeyPair } from '../helpers/keys.js';
 import { TEST_SECRET, token } from '../helpers/tokens.js';
 

@@ -2,12 +2,12 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 const WORDS = ['refund', 'invoice', 'deploy', 'server', 'ticket', 'partition'];
 const SCOPES = ['billing:read', 'billing:admin', 'ops:write'];

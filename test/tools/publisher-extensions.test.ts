@@ -1,15 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 
+import { FORMATS } from '../../src/tools/formats.js';
 import { TokenCostBackfill } from '../../src/tools/token-backfill.js';
-import { FORMATS } from '../../src/discovery/formats.js';
+import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call, useApp } from '../helpers/app.js';
 import { auditTrail } from '../helpers/audit.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { FlakyEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
-import { useDiscoveryApp } from '../discovery/helpers.js';
 
 interface Detail {
   pointer: string;
@@ -202,7 +202,7 @@ forEachDatabase((db) => {
       const current = created.json().tokens as Record<string, number>;
       expect(Object.keys(current).sort()).toEqual([...FORMATS].sort());
       await db.database.db.execute(sql`update tools set token_costs = '{"openai": 1, "anthropic": 1, "mcp": 1, "raw": 1}'::jsonb where tenant_id = ${tenant}`);
-      const updated = await new TokenCostBackfill(db.database.db, { info: () => undefined, warn: () => undefined }).run();
+      const updated = await new TokenCostBackfill(db.database.db, { info: () => undefined }).run();
       expect(updated).toBeGreaterThanOrEqual(1);
       expect((await call(t.app, 'GET', '/v1/tools/issue_refund', { token: pub })).json().tokens).toEqual(current);
     });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { compileSchema, escapePointer, metaValidate } from '../../src/tools/json-schema.js';
+import { escapePointer } from '../../src/json-pointer.js';
+import { compileSchema, metaValidate } from '../../src/tools/json-schema.js';
 import { deriveSummary } from '../../src/tools/normalize.js';
 import { exceedsDepth, ToolValidator } from '../../src/tools/validation.js';
 import { toolDocument } from '../helpers/fixtures.js';

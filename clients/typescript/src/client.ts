@@ -14,13 +14,13 @@ import type {
   ListDiscoveriesParams,
   ListToolsParams,
   Readiness,
+  SchemaFormat,
   ToolCard,
   ToolDocument,
   ToolPage,
   ToolResult,
   ToolVersion,
   ToolView,
-  SchemaFormat,
 } from './types.js';
 
 /** How the client reaches the service: the transport's options. */

@@ -12,5 +12,5 @@
 export { type CallOptions, RegistryClient, type RegistryClientOptions, type WaitOptions } from './client.js';
 export { isRegistryError, RegistryError } from './errors.js';
 export { DEFAULT_BASE_URL, type FetchLike, parseRetryAfter, RETRY_STATUSES, type RetryOptions, type TokenSource } from './http.js';
-export { VERSION } from './version.js';
 export type * from './types.js';
+export { VERSION } from './version.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { FORMATS, modelDescription, renderTool } from '../../src/discovery/formats.js';
-import { openAiStrictCompatible } from '../../src/discovery/openai-strict.js';
-import { tokenCosts, tokensOf } from '../../src/discovery/tokens.js';
+import { FORMATS, modelDescription, renderTool } from '../../src/tools/formats.js';
+import { openAiStrictCompatible } from '../../src/tools/openai-strict.js';
+import { tokenCosts, tokensOf } from '../../src/tools/tokens.js';
 
 const tool = {
   name: 'issue_refund',

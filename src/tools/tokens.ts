@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 
-import { FORMATS, type Format, type RenderableTool, renderTool } from './formats.js';
+import { type Format, FORMATS, type RenderableTool, renderTool } from './formats.js';
 
 /** Prompt tokens (o200k_base) of a rendered schema, as compact JSON. */
 export function tokensOf(rendered: unknown): number {

@@ -1,3 +1,6 @@
+// What the lexical index reads of a tool (its weighted search texts) and the identifier splitting
+// queries share with it. What is embedded is src/embedding/embedding-texts.ts.
+
 import type { ToolDocument } from './document.js';
 
 /**

@@ -1,4 +1,6 @@
-import { ownSummary, splitIdentifier } from '../tools/card-text.js';
+// What is embedded for a tool, one vector per text (the lexical index's texts: src/tools/search-text.ts).
+
+import { ownSummary, splitIdentifier } from '../tools/search-text.js';
 
 /** The card fields that are embedded. */
 export interface EmbeddableCard {

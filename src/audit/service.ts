@@ -1,0 +1,20 @@
+import type { Static } from 'typebox';
+
+import type { Executor } from '../db/client.js';
+import { type AuditRow, listAudit } from './repository.js';
+import type { AuditListQuery } from './schemas.js';
+
+export type AuditQuery = Static<typeof AuditListQuery>;
+
+/** Publishers' reading of their tenant's audit log. */
+export class AuditService {
+  /** `reads`: where listings read (the read replica when configured). */
+  constructor(private readonly reads: Executor) {}
+
+  /** One page of the tenant's audit log, newest first, and the id to pass as `before` for the next (null: last page). */
+  async page(tenantId: string, query: AuditQuery): Promise<{ rows: AuditRow[]; nextBefore: number | null }> {
+    const rows = await listAudit(this.reads, tenantId, { ...query, limit: query.limit + 1 });
+    const page = rows.slice(0, query.limit);
+    return { rows: page, nextBefore: rows.length > query.limit ? page.at(-1)!.id : null };
+  }
+}

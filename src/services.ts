@@ -1,0 +1,109 @@
+import type { FastifyBaseLogger } from 'fastify';
+
+import { AuditService } from './audit/service.js';
+import { AuthorizeService, type Decision } from './authorize/service.js';
+import { BackgroundJob } from './background-job.js';
+import type { Config } from './config.js';
+import type { Database, Executor } from './db/client.js';
+import { CatalogStatsCache } from './discovery/catalog-cache.js';
+import { DiscoveryReport } from './discovery/log-report.js';
+import { DiscoveryLogWriter } from './discovery/log-writer.js';
+import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js';
+import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
+import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
+import type { Embedder } from './embedding/provider.js';
+import { QueryEmbeddings } from './embedding/query-cache.js';
+import { updateLearnedText } from './learning/repository.js';
+import { LearningService } from './learning/service.js';
+import { ToolService } from './tools/service.js';
+import { TokenCostBackfill } from './tools/token-backfill.js';
+
+/** What the services are built over; the caller opens (and migrates) the database. */
+export interface ServiceDependencies {
+  database: Database;
+  /** Where reads that may lag a little go (the read replica); default: the primary. */
+  reads?: Executor;
+  /** The loaded embedder; absent means lexical-only discovery (EMBEDDING_PROVIDER=none). */
+  embedder?: Embedder;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'debug'>;
+  /** Each discovery's per-stage timings (metrics). */
+  onDiscoveryTimings?: DiscoveryOptions['onTimings'];
+  /** Each authorize decision (metrics). */
+  onAuthorizeDecision?: (decision: Decision) => void;
+}
+
+/** The application's services, wired together once. */
+export interface Services {
+  tools: ToolService;
+  discovery: DiscoveryService;
+  discoveryLog: DiscoveryLogWriter;
+  discoveryReport: DiscoveryReport;
+  authorize: AuthorizeService;
+  learning: LearningService;
+  audit: AuditService;
+  /** Background vector maintenance; undefined without an embedder. */
+  indexer: EmbeddingIndexer | undefined;
+  queryEmbeddings: QueryEmbeddings | undefined;
+  /** Periodic and start-up work: started when the app is ready, stopped before it closes. */
+  jobs: BackgroundJob[];
+}
+
+const HOUR = 60 * 60 * 1000;
+
+/**
+ * The composition root: every service built and wired from the config, the same way for the app,
+ * the CLI commands and the scripts. Writes, authorize and a publisher's reads of its own tools stay
+ * on the primary; reads that may lag go to `reads` (README, "Read replicas and consistency").
+ */
+export function createServices(config: Config, deps: ServiceDependencies): Services {
+  const { database, embedder, log } = deps;
+  const { db } = database;
+  const reads = deps.reads ?? db;
+  const indexer = embedder
+    ? new EmbeddingIndexer(db, embedder, log, {
+        ...DEFAULT_INDEXER_OPTIONS,
+        concurrentIndexBuild: database.kind === 'postgres',
+        vectorIndexMinTools: config.embedding.vectorIndexMinTools,
+      })
+    : undefined;
+  const reindex = () => indexer?.notify();
+  // A new version may change whether its learned aliases need approval: re-apply the rule.
+  const tools = new ToolService(db, reads, async (tx, row) => void (await updateLearnedText(tx, row.id, config.learning)));
+  // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
+  tools.onChange(reindex);
+  const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
+  const discoveryLog = new DiscoveryLogWriter(db, log);
+  const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
+    log: discoveryLog,
+    vectorIndexMinTools: config.embedding.vectorIndexMinTools,
+    reads,
+    scoreFloors: config.discovery,
+    onTimings: deps.onDiscoveryTimings,
+  });
+  const learning = new LearningService(db, { ...config.learning, defaultMode: embedder ? 'hybrid' : 'lexical' }, reindex, reads);
+  const authorize = new AuthorizeService(db, learning, deps.onAuthorizeDecision, reindex, discoveryLog);
+
+  const failed = (message: string) => (error: unknown) => log.warn({ err: error }, message);
+  const jobs = [
+    new BackgroundJob(() => learning.expire(), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
+    new BackgroundJob((signal) => new TokenCostBackfill(db, log).run(signal), { atStart: true }, failed('re-pricing stored tools failed; it is retried at the next start')),
+  ];
+  // PGlite has no autovacuum: without statistics the planner misplans every discovery.
+  if (database.kind === 'pglite') {
+    const maintenance = new TableMaintenance(db, log);
+    jobs.push(new BackgroundJob((signal) => maintenance.runOnce(signal), { atStart: true, everyMs: MAINTENANCE_INTERVAL_MS }, failed('table maintenance failed; retrying later')));
+  }
+
+  return {
+    tools,
+    discovery,
+    discoveryLog,
+    discoveryReport: new DiscoveryReport(reads, discoveryLog),
+    authorize,
+    learning,
+    audit: new AuditService(reads),
+    indexer,
+    queryEmbeddings,
+    jobs,
+  };
+}
