@@ -36,7 +36,7 @@ const EnvSchema = Type.Object({
   // Calibrated discovery scores (probability that a tool fits): tools under the minimum leave the
   // shortlist; a best score under the low-confidence floor flags it.
   DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.02 }),
-  DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.13 }),
+  DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },

@@ -185,16 +185,18 @@ export function createProgram(io: CliIo, state: State): Command {
     .option('--ranking-only', 'skip the tool-half and abstention checks (each registers the dataset again)')
     .action(async (options: { data: string; out: string; modes: string; limit?: number; stride?: number; rankingOnly?: boolean }) => {
       const [{ createEmbedder }, { loadConfig }, { markdownTable, runEval }] = await Promise.all([import('../bootstrap.js'), import('../config.js'), import('../eval/run.js')]);
+      const embedder = await createEmbedder(loadConfig(io.env));
+      // The local encoder's worker threads would keep the process alive after the report.
       const report = await runEval({
         dataDir: options.data,
         outDir: options.out,
-        embedder: await createEmbedder(loadConfig(io.env)),
+        embedder,
         modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
         limit: options.limit,
         stride: options.stride,
         rankingOnly: options.rankingOnly,
         progress: (message) => io.stderr(`${message}\n`),
-      });
+      }).finally(() => embedder?.close?.());
       io.stdout(markdownTable(report));
       if (report.rejected.length > 0) io.stderr(`rejected tools: ${JSON.stringify(report.rejected.slice(0, 5))}\n`);
     });

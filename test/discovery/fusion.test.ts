@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS } from '../../src/discovery/fusion.js';
+import { absence, ABSENCE_MODEL, CALIBRATION, type Evidence, fuse, fusedScores,FUSION_PARAMS } from '../../src/discovery/fusion.js';
 
 const evidence = (toolId: number, lexical: number | null, cosine: number | null, coverage = 0, exact = false): Evidence => ({
   toolId,
@@ -50,8 +50,45 @@ describe('fuse', () => {
     const weak = fuse([evidence(1, 0, 0.52), evidence(2, 0, 0.5)]);
     expect(strong.ranked[0]!.score).toBeGreaterThan(0.5);
     expect(strong.lowConfidence).toBe(false);
-    expect(weak.ranked[0]!.score).toBeLessThan(FUSION_PARAMS.lowConfidenceScore);
+    expect(weak.ranked[0]!.score).toBeLessThan(0.1);
     expect(weak.lowConfidence).toBe(true);
+  });
+
+  it('flags a best score under the floor whatever the other evidence says', () => {
+    const { ranked, lowConfidence } = fuse([evidence(1, 1, 0.3), evidence(2, 0, 0.1)], { ...FUSION_PARAMS, absence: null, lowConfidenceScore: 0.9 });
+    expect(ranked[0]!.score).toBeLessThan(0.9);
+    expect(lowConfidence).toBe(true);
+  });
+
+  // Twelve tools: one clearly closest to the request, or a flat top where several are alike.
+  const pool = (top: number[], lexicalOf: (i: number) => number): Evidence[] =>
+    [...top, ...Array.from({ length: 12 - top.length }, () => 0.28)].map((cosine, i) => evidence(i + 1, lexicalOf(i), cosine, 0.1));
+
+  it('flags a shortlist whose best tool leads neither by cosine spread nor by vector rank', () => {
+    const clear = fuse(pool([0.8, 0.45, 0.4], (i) => (i === 0 ? 10 : 1)));
+    expect(clear.ranked[0]!.toolId).toBe(1);
+    expect(clear.lowConfidence).toBe(false);
+    // The best fused tool is third by cosine and the top cosines are bunched: its score clears the
+    // floor, but nothing stands out.
+    const flat = fuse(pool([0.33, 0.32, 0.31], (i) => (i === 2 ? 10 : 0)));
+    expect(flat.ranked[0]!.toolId).toBe(3);
+    expect(flat.ranked[0]!.score).toBeGreaterThanOrEqual(FUSION_PARAMS.lowConfidenceScore);
+    expect(flat.lowConfidence).toBe(true);
+    expect(fuse(pool([0.33, 0.32, 0.31], (i) => (i === 2 ? 10 : 0)), { ...FUSION_PARAMS, absence: null }).lowConfidence).toBe(false);
+  });
+
+  it('computes the absence probability from the best score, its vector rank and the cosine spread', () => {
+    const items = pool([0.5, 0.6, 0.4], () => 1);
+    const best = { toolId: 1, score: 0.3, lexical: 1, cosine: 0.5, exact: false };
+    const { intercept, topScoreLogit, vectorRank, cosineSpread } = ABSENCE_MODEL;
+    // Rank 1 (0.6 is above it), spread 0.6 - 0.28 (the 10th best cosine).
+    const expected = sigmoid(intercept + topScoreLogit * Math.log(0.3 / 0.7) + vectorRank * Math.log(2) + cosineSpread * 0.32);
+    expect(absence(items, best, ABSENCE_MODEL)).toBeCloseTo(expected, 6);
+  });
+
+  it('leaves the absence model out of lexical-only rankings', () => {
+    const items = [evidence(1, 10, null, 0.9), evidence(2, 9, null, 0.9)];
+    expect(fuse(items).lowConfidence).toBe(false);
   });
 
   it('re-ranks by coverage: the tool matching the query\'s rare words moves up', () => {
