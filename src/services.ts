@@ -62,7 +62,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const indexer = embedder
     ? new EmbeddingIndexer(db, embedder, log, {
         ...DEFAULT_INDEXER_OPTIONS,
-        concurrentIndexBuild: database.kind === 'postgres',
+        concurrentIndexBuild: database.concurrentIndexBuild,
         vectorIndexMinTools: config.embedding.vectorIndexMinTools,
       })
     : undefined;

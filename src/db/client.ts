@@ -24,6 +24,12 @@ export interface MigrationSession {
 /** One open database, whichever driver backs it. */
 export interface Database {
   kind: 'pglite' | 'postgres';
+  /**
+   * Whether CREATE INDEX CONCURRENTLY is safe. Not on PGlite, in process or behind pglite-socket:
+   * its one backend serves every connection in turn, so the build would wait for a transaction
+   * open on another connection whose next statement is queued behind the build (a deadlock).
+   */
+  concurrentIndexBuild: boolean;
   db: Db;
   /** Runs fn in one transaction holding the migration advisory lock (safe with many replicas). */
   withMigrationLock<T>(fn: (session: MigrationSession) => Promise<T>): Promise<T>;
@@ -71,20 +77,24 @@ export function createPool(url: string, poolSize: number, options: Omit<pg.PoolC
 /** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   const pool = createPool(url, poolSize);
-
+  let version: string;
   try {
-    const { rows } = await pool.query<{ available: boolean }>(
-      "select exists (select 1 from pg_available_extensions where name = 'vector') as available",
+    const { rows } = await pool.query<{ available: boolean; version: string }>(
+      "select exists (select 1 from pg_available_extensions where name = 'vector') as available, version() as version",
     );
     if (!rows[0]?.available) {
       throw new Error('the PostgreSQL server at DATABASE_URL lacks the pgvector extension ("vector"); use the pgvector/pgvector image or install pgvector');
     }
+    version = rows[0].version;
   } catch (error) {
     await pool.end();
     throw error;
   }
+  // PGlite over the wire (pglite-socket) names itself in version(): "PostgreSQL 18.6 (PGlite 0.5.14) on wasm32…".
+  const pglite = /\(PGlite /.test(version);
   return {
     kind: 'postgres',
+    concurrentIndexBuild: !pglite,
     db: drizzleNodePg({ client: pool, schema }) as unknown as Db,
     async withMigrationLock(fn) {
       const client = await pool.connect();
@@ -131,6 +141,7 @@ export function fromPglite(client: PGlite): Database {
   void client.exec(SESSION_SETTINGS).catch(() => undefined);
   return {
     kind: 'pglite',
+    concurrentIndexBuild: false,
     db: drizzlePglite({ client, schema }) as unknown as Db,
     // PGlite is a single connection that serializes transactions, so the transaction is the lock.
     withMigrationLock: (fn) =>

@@ -9,7 +9,7 @@ import { describe, expect, inject, it } from 'vitest';
 
 import { fromPglite, openPostgres } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
-import { clonePglite } from '../helpers/databases.js';
+import { clonePglite, forEachDatabase } from '../helpers/databases.js';
 import { token } from '../helpers/tokens.js';
 
 /** Driver edge cases on real PGlite instances: missing pgvector, an unreachable or vanished database. */
@@ -80,5 +80,13 @@ describe('a database that goes away', () => {
       await database.close();
       await client.close();
     }
+  });
+});
+
+forEachDatabase((db) => {
+  describe('index builds', () => {
+    it('build concurrently only on a real PostgreSQL (PGlite serves every connection from one backend)', () => {
+      expect(db.database.concurrentIndexBuild).toBe(db.leg === 'postgres');
+    });
   });
 });
