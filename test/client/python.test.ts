@@ -24,7 +24,8 @@ const python = (() => {
  * that leg's database (REGISTRY_TEST_DATABASE_URL, a migrated private schema or pglite-socket).
  */
 forEachDatabase((db) => {
-  it.skipIf(!python)('passes python3 -m unittest against a server it starts (standard library only)', async () => {
+  const title = 'passes python3 -m unittest against a server it starts (standard library only)';
+  it.skipIf(!python)(python ? title : `${title}: SKIPPED, python3 is not installed (apt-get install -y python3)`, async () => {
     const env = { ...process.env, NODE: process.execPath, ...(db.current.url ? { REGISTRY_TEST_DATABASE_URL: db.current.url } : {}) };
     // Nothing but the standard library: no site packages, no user site.
     const result = await run('python3', ['-I', '-m', 'unittest', 'discover', '-s', 'clients/python/tests', '-v'], { cwd: ROOT, env, timeout: 240_000 }).catch(
