@@ -5,13 +5,14 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+import { servePgliteOverWire } from '../../test/helpers/pglite-wire.js';
 
 /* eslint-disable no-console -- a script's output is its interface */
 
 const [dataDir = 'memory://', maxConnections = '8'] = process.argv.slice(2);
 const db = await PGlite.create({ dataDir, extensions: { vector } });
-const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: Number(maxConnections) });
+const server = servePgliteOverWire(db, { port: 0, host: '127.0.0.1', maxConnections: Number(maxConnections) });
 server.addEventListener('listening', (event) => console.log(`ready ${(event as CustomEvent<{ port: number }>).detail.port}`));
 await server.start();
 const stop = async () => {

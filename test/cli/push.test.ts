@@ -24,9 +24,7 @@ function results(stdout: string): Record<string, string> {
 /** `push` through real HTTP against the app, on every database leg. */
 forEachDatabase((db) => {
   const registry = useLiveRegistry(() => db.database);
-  // pglite-socket multiplexes pool connections onto one PGlite and interleaves concurrent
-  // extended-protocol queries ("portal does not exist"); PGlite in-process and PostgreSQL do not.
-  const push = (...args: string[]) => ['push', ...(db.leg === 'pglite-socket' ? ['--concurrency', '1'] : []), ...args];
+  const push = (...args: string[]) => ['push', ...args];
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'registry-push-'));

@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { describe, expect, inject, it } from 'vitest';
 
 import { fromPglite, openPostgres } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { clonePglite, forEachDatabase } from '../helpers/databases.js';
+import { servePgliteOverWire } from '../helpers/pglite-wire.js';
 import { token } from '../helpers/tokens.js';
 
 /** Driver edge cases on real PGlite instances: missing pgvector, an unreachable or vanished database. */
@@ -26,7 +26,7 @@ describe('openPostgres', () => {
   it('fails clearly when the server lacks pgvector', async () => {
     // The migrated template opened without the vector extension bundle: no "vector" is available.
     const client = await PGlite.create({ loadDataDir: new Blob([readFileSync(inject('pgliteTemplate'))]) });
-    const server = new PGLiteSocketServer({ db: client, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    const server = servePgliteOverWire(client, { host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();
     try {
       await expect(openPostgres(`postgres://postgres@${server.getServerConn()}/postgres`, 2)).rejects.toThrow(
@@ -64,7 +64,7 @@ describe('a database that goes away', () => {
 
   it('over the wire: a stopped server gives 503, not 500', async () => {
     const client = await clonePglite();
-    const server = new PGLiteSocketServer({ db: client, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    const server = servePgliteOverWire(client, { host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();
     const database = await openPostgres(`postgres://postgres@${server.getServerConn()}/postgres`, 2);
     const app = await buildTestApp({ database });

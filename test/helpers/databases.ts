@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 
 import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
+import { servePgliteOverWire } from './pglite-wire.js';
 
 /**
  * The database legs every database-backed test runs on. Each test file gets its own clean,
@@ -65,10 +65,10 @@ async function openInProcess(): Promise<TestDatabase> {
   };
 }
 
-/** PGlite behind PGLiteSocketServer: maxConnections above 1 so a pg.Pool works (the default of 1 resets). */
+/** PGlite served over the wire (see pglite-wire.ts), reached through pg. */
 async function openSocket(): Promise<TestDatabase> {
   const client = await clonePglite();
-  const server = new PGLiteSocketServer({ db: client, host: '127.0.0.1', port: 0, maxConnections: SOCKET_MAX_CONNECTIONS });
+  const server = servePgliteOverWire(client, { host: '127.0.0.1', port: 0, maxConnections: SOCKET_MAX_CONNECTIONS });
   await server.start();
   const url = `postgres://postgres:postgres@${server.getServerConn()}/postgres`;
   const pools: Database[] = [];

@@ -27,14 +27,10 @@ async function history(database: Database, tenant: string): Promise<number[]> {
  */
 forEachDatabase((db) => {
   describe('concurrent writes', () => {
-    // A second replica's pool. One connection on the socket leg: pglite-socket multiplexes every
-    // connection onto one backend message by message, so two connections running extended-protocol
-    // queries outside a transaction at once interleave their Parse/Bind messages ("bind message
-    // supplies 3 parameters, but prepared statement requires 7"). Real PostgreSQL has no such issue;
-    // transactions (every write) are serialized whole, so the write races below stay meaningful.
+    // A second replica's own pool on the wire legs.
     let replicaDatabase: Database | undefined;
     beforeAll(async () => {
-      if (db.leg !== 'pglite') replicaDatabase = await db.current.connect(1);
+      if (db.leg !== 'pglite') replicaDatabase = await db.current.connect();
     });
     const apps = async () => {
       const first = await buildTestApp({ database: db.database });

@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -7,6 +7,7 @@ import { type Database, openPostgres } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { clonePglite } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
+import { servePgliteOverWire } from '../helpers/pglite-wire.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 import { expectCleanError } from '../security/helpers.js';
 
@@ -24,7 +25,7 @@ describe('database outage on the wire (pglite-socket + pg)', () => {
   const tenant = uniqueTenant('outage');
 
   const start = async () => {
-    server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port, maxConnections: 8 });
+    server = servePgliteOverWire(pglite, { host: '127.0.0.1', port, maxConnections: 8 });
     await server.start();
     port = Number(server.getServerConn().split(':').at(-1));
   };
@@ -32,8 +33,7 @@ describe('database outage on the wire (pglite-socket + pg)', () => {
   beforeAll(async () => {
     pglite = await clonePglite();
     await start();
-    // One connection: see test/reliability/concurrency.test.ts on pglite-socket's multiplexing.
-    database = await openPostgres(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, 1);
+    database = await openPostgres(`postgres://postgres:postgres@127.0.0.1:${port}/postgres`, 4);
     app = await buildTestApp({ database });
   });
   afterAll(async () => {
