@@ -26,7 +26,7 @@ import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
-import { createServices } from './services.js';
+import { createServices, type Services } from './services.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
@@ -82,6 +82,28 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
   };
 }
 
+/** Gauges and counters read from the services' own statistics. */
+function trackServices(app: FastifyInstance, services: Services, deps: AppDependencies): void {
+  app.metrics.trackDiscoveryLog(services.discoveryLog.stats);
+  if (services.queryEmbeddings) app.metrics.trackQueryEmbeddings(services.queryEmbeddings.stats);
+  const encoder = deps.embedder;
+  if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
+  if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
+  if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
+}
+
+/** Background work starts once the app is ready and stops before it closes; buffered logs flush last. */
+function runWithApp(app: FastifyInstance, services: Services): void {
+  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
+  app.addHook('onClose', async () => services.discoveryLog.flush());
+  const { indexer } = services;
+  app.decorate('indexer', indexer);
+  for (const job of [...services.jobs, ...(indexer ? [indexer] : [])]) {
+    app.addHook('onReady', async () => job.start());
+    app.addHook('preClose', async () => job.stop());
+  }
+}
+
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
@@ -109,24 +131,9 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     onDiscoveryTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
     onAuthorizeDecision: (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
   });
-  const { tools, discovery, discoveryLog, learning, indexer, queryEmbeddings } = services;
-  app.metrics.trackDiscoveryLog(discoveryLog.stats);
-  if (queryEmbeddings) app.metrics.trackQueryEmbeddings(queryEmbeddings.stats);
-  const encoder = deps.embedder;
-  if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
-  if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
-  if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
-  // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
-  app.addHook('onClose', async () => discoveryLog.flush());
-  for (const job of services.jobs) {
-    app.addHook('onReady', async () => job.start());
-    app.addHook('preClose', async () => job.stop());
-  }
-  app.decorate('indexer', indexer);
-  if (indexer) {
-    app.addHook('onReady', async () => indexer.start());
-    app.addHook('preClose', async () => indexer.stop());
-  }
+  const { tools, discovery, learning, indexer } = services;
+  trackServices(app, services, deps);
+  runWithApp(app, services);
 
   await app.register(healthRoutes, {
     checks: { embedder: () => (indexer ? (indexer.status === 'ok' ? 'ok' : `degraded: ${indexer.status}`) : 'disabled') },

@@ -116,7 +116,8 @@ export interface Ranked {
 }
 
 /** Which legs rank: both (default), or one alone (evaluation, debugging). */
-export type RankingMode = 'hybrid' | 'lexical' | 'vector';
+export const RANKING_MODES = ['hybrid', 'lexical', 'vector'] as const;
+export type RankingMode = (typeof RANKING_MODES)[number];
 
 export interface Ranking {
   ranked: Ranked[];

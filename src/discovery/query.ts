@@ -1,18 +1,12 @@
+import { type Static, Type } from 'typebox';
+
 import { expandIdentifiers } from '../tools/search-text.js';
+import { textProblems } from '../tools/validation.js';
 
 /** Which part of a long request the search used. */
 export const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
 export type SearchedPart = (typeof SEARCHED_PARTS)[number];
 
-/** What the search used of the request: all of it, or a bounded part (response field `searched_query`). */
-export interface SearchedQuery {
-  /** True when the search used only part of the request. */
-  bounded: boolean;
-  part: SearchedPart;
-  /** Characters searched, of the whitespace-normalized request's `total_chars`. */
-  chars: number;
-  total_chars: number;
-}
 
 /** A request prepared for both retrieval legs. */
 export interface PreparedQuery {
@@ -31,6 +25,20 @@ export interface PreparedQuery {
  * every further word costs the lexical leg one more posting range.
  */
 export const SEARCHED_QUERY_CHARS = 1000;
+
+/** What the search used of the request: all of it, or a bounded part (response field `searched_query`). */
+export const SearchedQuery = Type.Object(
+  {
+    bounded: Type.Boolean({ description: 'true when the search used only part of the request' }),
+    part: Type.Enum([...SEARCHED_PARTS], {
+      description: 'whole; the last user turn of a pasted conversation; or the head and tail of any other long text',
+    }),
+    chars: Type.Integer({ description: 'characters searched (whitespace collapsed)' }),
+    total_chars: Type.Integer({ description: 'characters of the whole request (whitespace collapsed)' }),
+  },
+  { description: `what the search used of the request (extension): at most ${SEARCHED_QUERY_CHARS} characters` },
+);
+export type SearchedQuery = Static<typeof SearchedQuery>;
 
 const NAME_TOKEN = /[A-Za-z][A-Za-z0-9_.-]{0,63}/g;
 // Only identifier-shaped tokens (search_orders, getWeather, s3.put) count as naming a tool: a plain
@@ -68,6 +76,12 @@ function headAndTail(text: string, limit: number): string {
   const head = text.slice(0, half).replace(/\s+\S*$/, '');
   const tail = text.slice(-half).replace(/^\S*\s+/, '');
   return `${head} ${tail}`;
+}
+
+/** Why a request cannot be searched (blank, or text PostgreSQL cannot store), or undefined. */
+export function queryProblem(query: string): string | undefined {
+  if (query.trim() === '') return 'must contain some text';
+  return textProblems(query)[0]?.message;
 }
 
 /** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs. */

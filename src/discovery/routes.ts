@@ -5,67 +5,10 @@ import { Type } from 'typebox';
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
-import { FORMATS } from '../tools/formats.js';
-import { ToolCard } from '../tools/schemas.js';
-import { textProblems } from '../tools/validation.js';
 import type { DiscoveryReport } from './log-report.js';
-import { SEARCHED_QUERY_CHARS } from './query.js';
+import { queryProblem } from './query.js';
+import { DiscoverBody, DiscoverResponse } from './schemas.js';
 import type { DiscoveryService } from './service.js';
-
-const DiscoverBody = Type.Object(
-  {
-    query: Type.String({
-      minLength: 1,
-      description: `the user's request, in their words; any length up to the body limit (a longer one is searched by its bounded part of ${SEARCHED_QUERY_CHARS} characters, see searched_query)`,
-    }),
-    top_k: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
-    format: Type.Enum([...FORMATS], { default: 'openai' }),
-    mode: Type.Enum(['hybrid', 'lexical', 'vector'], {
-      default: 'hybrid',
-      description: 'retrieval legs to rank with (extension; hybrid is what agents should use)',
-    }),
-    filters: Type.Optional(
-      Type.Object(
-        {
-          category: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-          tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32, description: 'a tool matches when it has any of them' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const DiscoverResponse = Type.Object({
-  discovery_id: Type.String({ format: 'uuid' }),
-  tools: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      version: Type.String(),
-      score: Type.Number(),
-      card: ToolCard,
-      schema: Type.Record(Type.String(), Type.Unknown(), { description: 'the full schema in the requested format' }),
-    }),
-  ),
-  tokens: Type.Object({
-    shortlist: Type.Integer({ description: 'prompt tokens this shortlist adds' }),
-    catalog: Type.Integer({ description: 'prompt tokens of every tool the caller may use, in this format' }),
-  }),
-  low_confidence: Type.Boolean(),
-  search_mode: Type.Enum(['hybrid', 'lexical', 'vector'], { description: 'the legs that ranked: lexical when the embedder is disabled or unavailable' }),
-  searched_query: Type.Object(
-    {
-      bounded: Type.Boolean({ description: 'true when the search used only part of the request' }),
-      part: Type.Enum(['whole', 'last_user_turn', 'head_and_tail'], {
-        description: 'whole; the last user turn of a pasted conversation; or the head and tail of any other long text',
-      }),
-      chars: Type.Integer({ description: 'characters searched (whitespace collapsed)' }),
-      total_chars: Type.Integer({ description: 'characters of the whole request (whitespace collapsed)' }),
-    },
-    { description: `what the search used of the request (extension): at most ${SEARCHED_QUERY_CHARS} characters` },
-  ),
-});
 
 /** POST /v1/discover and the publishers' discovery report. */
 export default async function discoveryRoutes(scope: FastifyInstance, options: { discovery: DiscoveryService; report: DiscoveryReport }): Promise<void> {
@@ -81,14 +24,9 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
       },
     },
     async (request) => {
-      const body = request.body;
-      if (body.query.trim() === '') {
-        throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must contain some text', in: 'body' }]);
-      }
-      if (textProblems(body.query).length > 0) {
-        throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: 'must not contain control characters or unpaired surrogates', in: 'body' }]);
-      }
-      return options.discovery.discover(request.principal, body);
+      const problem = queryProblem(request.body.query);
+      if (problem) throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: problem, in: 'body' }]);
+      return options.discovery.discover(request.principal, request.body);
     },
   );
 

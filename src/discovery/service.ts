@@ -5,38 +5,13 @@ import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
-import { documentOf, toCard, type ToolCard } from '../tools/views.js';
+import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
-import { prepareQuery, type SearchedQuery } from './query.js';
-import { type DiscoveryFilters, retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
-
-export interface DiscoverInput {
-  query: string;
-  top_k: number;
-  format: Format;
-  filters?: DiscoveryFilters;
-  /** Legs to rank with; hybrid degrades to lexical when no query vector can be had. */
-  mode?: RankingMode;
-}
-
-export interface DiscoveredTool {
-  name: string;
-  version: string;
-  score: number;
-  card: ToolCard;
-  schema: Record<string, unknown>;
-}
-
-export interface DiscoverResult {
-  discovery_id: string;
-  tools: DiscoveredTool[];
-  tokens: { shortlist: number; catalog: number };
-  low_confidence: boolean;
-  search_mode: RankingMode;
-  searched_query: SearchedQuery;
-}
+import { prepareQuery } from './query.js';
+import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
+import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js';
 
 /** Milliseconds spent per stage of one discovery (for metrics and the log). */
 export interface StageTimings {
@@ -107,7 +82,8 @@ export class DiscoveryService {
     const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
     const filters = input.filters ?? {};
 
-    const requested = input.mode ?? 'hybrid';
+    // hybrid degrades to lexical when no query vector can be had
+    const requested = input.mode;
     const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.text) : undefined;
     const searchMode: RankingMode = vector ? requested : 'lexical';
     const embedded = performance.now();

@@ -1,8 +1,5 @@
-import type { DiscoveredTool, DiscoverResult } from '../discovery/service.js';
+import type { DescribedTool, DiscoverResult } from '../discovery/schemas.js';
 import { notForSentence } from '../tools/formats.js';
-
-/** What describe_tool returns: a discovery entry without a score. */
-export type DescribedTool = Omit<DiscoveredTool, 'score'>;
 
 function describeLines(tool: DescribedTool): string[] {
   const lines = [`${tool.card.summary}`];

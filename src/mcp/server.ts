@@ -1,60 +1,24 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
-import * as z from 'zod';
 
 import { holdsAll, type Principal } from '../auth/principal.js';
-import { SEARCHED_PARTS } from '../discovery/query.js';
+import { queryProblem } from '../discovery/query.js';
+import type { DescribedTool } from '../discovery/schemas.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
-import { FORMATS } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
 import { VERSION } from '../version.js';
-import { type DescribedTool, renderDescription, renderShortlist } from './render.js';
+import { renderDescription, renderShortlist } from './render.js';
+import { DescribeToolInput, DescribeToolOutput, FindToolsInput, FindToolsOutput } from './schemas.js';
 
 export interface McpServices {
   discovery: DiscoveryService;
   tools: ToolService;
 }
-
-const Format = z.enum(FORMATS).default('mcp').describe('tool-definition format of the returned schemas');
-
-const DescribedShape = {
-  name: z.string(),
-  version: z.string(),
-  card: z.record(z.string(), z.unknown()).describe('the light card: summary, not_for, aliases, tags, scopes, token cost'),
-  schema: z.record(z.string(), z.unknown()).describe('the full schema in the requested format'),
-};
-
-const FindToolsInput = {
-  query: z.string().min(1).max(4000).describe("the user's request, in their words"),
-  top_k: z.number().int().min(1).max(10).default(3).describe('how many tools to return, best first'),
-  format: Format,
-  filters: z
-    .object({
-      category: z.string().min(1).max(64).optional(),
-      tags: z.array(z.string().min(1).max(64)).max(32).optional().describe('a tool matches when it has any of them'),
-    })
-    .strict()
-    .optional(),
-};
-
-const FindToolsOutput = {
-  discovery_id: z.string(),
-  tools: z.array(z.object({ ...DescribedShape, score: z.number() })),
-  tokens: z.object({ shortlist: z.number().int(), catalog: z.number().int() }),
-  low_confidence: z.boolean(),
-  search_mode: z.enum(['hybrid', 'lexical', 'vector']),
-  searched_query: z.object({ bounded: z.boolean(), part: z.enum(SEARCHED_PARTS), chars: z.number().int(), total_chars: z.number().int() }),
-};
-
-const DescribeToolInput = {
-  name: z.string().min(1).max(64).describe('the tool name, as find_tools returned it'),
-  format: Format,
-};
 
 /** A tool-level error result: the model sees the message, the protocol call succeeds. */
 function errorResult(message: string): CallToolResult {
@@ -98,10 +62,11 @@ export function createMcpServer(principal: Principal, services: McpServices, log
     },
     ({ query, top_k, format, filters }) =>
       guarded(log, async () => {
-        if (query.trim() === '') throw new AppError('validation_failed', 'query must contain some text');
-        const result = await services.discovery.discover(principal, { query, top_k, format, ...(filters ? { filters } : {}) });
+        const problem = queryProblem(query);
+        if (problem) throw new AppError('validation_failed', `query ${problem}`);
+        const result = await services.discovery.discover(principal, { query, top_k, format, mode: 'hybrid', ...(filters ? { filters } : {}) });
         return {
-          structuredContent: result as unknown as Record<string, unknown>,
+          structuredContent: result,
           content: [{ type: 'text', text: renderShortlist(query, result) }],
         };
       }),
@@ -113,7 +78,7 @@ export function createMcpServer(principal: Principal, services: McpServices, log
       title: 'Describe a tool',
       description: 'The full schema of one tool by name. Unknown tools and tools you may not use are reported alike: not found.',
       inputSchema: DescribeToolInput,
-      outputSchema: DescribedShape,
+      outputSchema: DescribeToolOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ name, format }) =>
@@ -123,7 +88,7 @@ export function createMcpServer(principal: Principal, services: McpServices, log
         if (row.status !== 'active' || !holdsAll(principal, row.requiredScopes)) throw toolNotFound(name);
         const described: DescribedTool = { name: row.name, version: row.version, card: toCard(row), schema: renderTool(documentOf(row), format) };
         return {
-          structuredContent: described as unknown as Record<string, unknown>,
+          structuredContent: described,
           content: [{ type: 'text', text: renderDescription(described) }],
         };
       }),

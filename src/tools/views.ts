@@ -1,19 +1,15 @@
+import type { Static } from 'typebox';
+
 import type { ToolRow } from '../db/schema.js';
 import type { ToolDocument } from './document.js';
+import type { ToolCard as ToolCardSchema } from './schemas.js';
 import type { TokenCosts } from './tokens.js';
 
 /** Whether a tool is searchable by meaning: its vectors are current, pending, or their last attempt failed. */
 export type IndexStatus = 'pending' | 'indexed' | 'failed';
 
 /** The light card: what a listing or a discovery result shows about a tool. */
-export type ToolCard = Pick<
-  ToolDocument,
-  'name' | 'version' | 'summary' | 'not_for' | 'aliases' | 'examples' | 'tags' | 'category' | 'required_scopes' | 'sensitivity' | 'side_effects'
-> & {
-  status: 'active' | 'retired';
-  tokens: TokenCosts;
-  updated_at: string;
-};
+export type ToolCard = Static<typeof ToolCardSchema>;
 
 /** The full stored tool: document, status and token cost per format. */
 export type ToolView = Omit<ToolDocument, 'extensions'> &

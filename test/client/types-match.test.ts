@@ -4,7 +4,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type * as Sdk from '../../clients/typescript/src/index.js';
 import type { Decision, Reason } from '../../src/authorize/service.js';
 import type { RankingMode } from '../../src/discovery/fusion.js';
-import type { DiscoverResult } from '../../src/discovery/service.js';
+import type { DiscoverResult } from '../../src/discovery/schemas.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { ErrorResponse } from '../../src/http/schemas.js';
 import type { ToolDocumentInput } from '../../src/tools/document.js';

@@ -136,6 +136,19 @@ forEachDatabase((db) => {
       const blank = (await client.callTool({ name: 'find_tools', arguments: { query: '   ' } })) as CallToolResult;
       expect(blank.isError).toBe(true);
       expect((blank.content[0] as { text: string }).text).toMatch(/some text/);
+      const control = (await client.callTool({ name: 'find_tools', arguments: { query: 'tickets\u0000' } })) as CallToolResult;
+      expect(control.isError).toBe(true);
+      expect((control.content[0] as { text: string }).text).toBe('query must not contain control characters or unpaired surrogates');
+      const unknown = (await client.callTool({ name: 'find_tools', arguments: { query: 'tickets', mode: 'vector' } })) as CallToolResult;
+      expect(unknown.isError).toBe(true);
+    });
+
+    it('find_tools takes the fields of POST /v1/discover: a long request is searched by its bounded part', async () => {
+      const client = await connect(reader);
+      const long = `${'We discussed many unrelated things earlier in this conversation. '.repeat(80)} Now search the support tickets of this customer.`;
+      const { structured } = await findTools(client, { query: long });
+      expect(structured.tools[0]!.name).toBe('search_tickets');
+      expect((structured as Shortlist & { searched_query: { bounded: boolean; part: string } }).searched_query).toMatchObject({ bounded: true, part: 'head_and_tail' });
     });
 
     it('describe_tool returns the full schema in the requested format', async () => {
