@@ -218,10 +218,12 @@ export function combine(withVector: VectorSearch | undefined): SQL {
       group by tool_id
     )
     select candidate.tool_id, scored.score as lexical, coalesce(scored.matched, 0) / nullif(weight.total, 0) as coverage, candidate.exact,
-           (select max(vector.cosine) from vector_scores vector where vector.tool_id = candidate.tool_id) as cosine,
+           vector.cosine,
            (select usage.calls from tool_usage usage where usage.tool_id = candidate.tool_id) as calls,
            ${withVector === 'index' ? sql`(select count(*) from vector_nearest)` : sql`null::bigint`} as nearest
     from candidates candidate
     left join lexical_scores scored using (tool_id)
+    -- A join, not a subquery per candidate: the exact search scores every visible tool.
+    left join vector_scores vector using (tool_id)
     cross join query_weight weight`;
 }

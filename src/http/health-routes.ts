@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
@@ -11,7 +12,8 @@ export interface HealthOptions {
 const READY_VALUES = new Set(['ok', 'disabled']);
 
 /** Liveness and readiness: unauthenticated, for load balancers and orchestrators. */
-export default async function healthRoutes(app: FastifyInstance, options: HealthOptions): Promise<void> {
+export default async function healthRoutes(scope: FastifyInstance, options: HealthOptions): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/healthz',
     { schema: { summary: 'Liveness', tags: ['operations'], security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },

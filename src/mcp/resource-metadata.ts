@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
@@ -29,7 +30,8 @@ const Metadata = Type.Object({
  * the whole service; the `/mcp` suffix (where RFC 9728 looks for a resource with a path) describes
  * the MCP endpoint. Tokens go in the Authorization header only.
  */
-export default async function resourceMetadataRoutes(app: FastifyInstance, options: { oauth: Config['oauth'] }): Promise<void> {
+export default async function resourceMetadataRoutes(scope: FastifyInstance, options: { oauth: Config['oauth'] }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const servers = options.oauth.authorizationServers;
   for (const suffix of ['', '/mcp']) {
     app.get(
