@@ -73,6 +73,22 @@ export async function dropDatabase(server: PostgresServer, name: string): Promis
   }
 }
 
+/**
+ * VACUUM ANALYZE of the whole database at `url`: what autovacuum does within a minute or so of a deploy
+ * (autovacuum_naptime; inserts trigger it since PostgreSQL 13). The legs measure that steady state,
+ * not the first minute after a bulk registration: one-row estimates from the empty tables, and
+ * index-only scans that visit the heap because the visibility map is not set yet.
+ */
+export async function vacuumAnalyze(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('vacuum analyze');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Active tools of the database at `url` that have no current first vector for `model`. */
 export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });

@@ -19,7 +19,7 @@ import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
 import { drive, type LoadResult, stageSplit } from './load.js';
-import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors } from './postgres.js';
+import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors,vacuumAnalyze } from './postgres.js';
 import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
 import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
 import { type BenchReport, type Driver, markdownReport, type Registration, type SizeReport } from './report.js';
@@ -466,6 +466,8 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
         try {
           const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
           report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
+          // The embedded legs get the same from the service's own table maintenance at start-up.
+          await vacuumAnalyze(url);
           await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
         } finally {
           await dropDatabase(pg, name);

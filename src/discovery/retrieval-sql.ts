@@ -144,7 +144,7 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
 
 /**
  * Vector leg, cosine over the tool vectors the caller may see (max over a tool's vectors):
- * - exact: `vector_scores` over every visible vector;
+ * - exact: `vector_distances` of every visible vector, `vector_scores` their best per tool;
  * - index: `vector_nearest`, the `depth` nearest vectors from the model's HNSW index (iterative
  *   scan, same predicate), then `vector_scores` adds the exact cosine of the lexical leg's
  *   candidates the index did not return;
@@ -155,12 +155,17 @@ export function vectorLeg(input: VectorLegInput): SQL {
   const where = candidatePredicate(input.visibility, input.filters);
   const query = sql`${toSql(values) as string}::vector`;
   if (input.search === 'exact') {
+    // Distances first, then the max per tool: grouped directly, PostgreSQL sorted the vectors
+    // themselves (2 KB each at 512 dims), which spilled to disk past work_mem at ~2,000 vectors
+    // (1,000 tools: "external merge Disk: 4704kB", about 10 ms of a 32 ms statement).
     return sql`
-      vector_scores as (
-        select embedding.tool_id, max(1 - (embedding.embedding <=> ${query})) as cosine
+      vector_distances as materialized (
+        select embedding.tool_id, 1 - (embedding.embedding <=> ${query}) as cosine
         from tool_embeddings embedding join ${tools} on ${tools.id} = embedding.tool_id
         where embedding.model = ${model} and ${where}
-        group by embedding.tool_id
+      ),
+      vector_scores as (
+        select tool_id, max(cosine) as cosine from vector_distances group by tool_id
       ),
       vector_top as (
         select tool_id, cosine from vector_scores order by cosine desc, tool_id limit ${depth}
