@@ -89,6 +89,25 @@ export async function vacuumAnalyze(url: string): Promise<void> {
   }
 }
 
+/**
+ * Whether the database at `url` has a valid HNSW index over tool vectors. The indexer builds it
+ * (CONCURRENTLY) once the largest tenant reaches VECTOR_INDEX_MIN_TOOLS; until then, and while a
+ * build interrupted by a restart is redone, discovery computes every distance.
+ */
+export async function vectorIndexReady(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ ready: boolean }>(
+      `select exists (select 1 from pg_index i join pg_class c on c.oid = i.indexrelid join pg_am am on am.oid = c.relam
+                      where i.indrelid = 'tool_embeddings'::regclass and am.amname = 'hnsw' and i.indisvalid) as ready`,
+    );
+    return rows[0]!.ready;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Active tools of the database at `url` that have no current first vector for `model`. */
 export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });

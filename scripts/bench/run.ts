@@ -19,7 +19,7 @@ import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
 import { drive, type LoadResult, stageSplit } from './load.js';
-import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors,vacuumAnalyze } from './postgres.js';
+import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors, vacuumAnalyze, vectorIndexReady } from './postgres.js';
 import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
 import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
 import { type BenchReport, type Driver, markdownReport, type Registration, type SizeReport } from './report.js';
@@ -79,6 +79,8 @@ const seed = Number(opts.seed);
 const tenantCount = Number(opts.tenants ?? (real ? 40 : 20));
 const secret = randomBytes(32).toString('base64url');
 const REPEATED = 50;
+// The indexer builds the HNSW index once a tenant has this many tools (the service's default).
+const VECTOR_INDEX_MIN_TOOLS = Number(process.env.VECTOR_INDEX_MIN_TOOLS ?? 1000);
 const HERE = fileURLToPath(new URL('../..', import.meta.url));
 const servers = [
   ...(opts.baseline ? [{ label: 'before', root: resolve(opts.baseline) }] : []),
@@ -360,6 +362,12 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     if (opts.embedder === 'loopback') await sleep(1_000);
     const indexingSeconds = round(registration.seconds + (performance.now() - waitStarted) / 1000, 1);
     log(`all vectors after ${indexingSeconds} s from the first registration`);
+    // Stopping the service mid-build would leave an invalid index that the legs' service rebuilds
+    // while it is measured (seen at 10,000 tools: every distance computed, the build taking the CPU).
+    if (pgUrl && ctx.size >= VECTOR_INDEX_MIN_TOOLS) {
+      await waitUntilDone(async () => ((await vectorIndexReady(pgUrl)) ? 0 : 1), 900_000);
+      log(`vector index ready after ${round(registration.seconds + (performance.now() - waitStarted) / 1000, 1)} s from the first registration`);
+    }
     if (!ctx.report.catalogBytes) Object.assign(ctx.report, catalogBaseline(ctx.visibleTools), await shortlistSample(base, ctx.caller));
     return { server: server.label, database, ...registration, indexingSeconds, indexedBy: how, serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1) };
   } catch (error) {
