@@ -6,8 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import pg from 'pg';
-
+import { ensureVectorExtension, withClient } from '../pg-session.js';
 import { Child } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,34 +42,18 @@ export function databaseUrl(url: string, name: string): string {
 /** Creates (or re-creates) database `name` with the vector extension; returns its URL. */
 export async function freshDatabase(server: PostgresServer, name: string): Promise<string> {
   if (!/^[a-z][a-z0-9_]{0,62}$/.test(name)) throw new Error(`bad database name ${name}`);
-  const admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  try {
+  await withClient(server.url, async (admin) => {
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
+  });
   const url = databaseUrl(server.url, name);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('create extension if not exists vector');
-  } finally {
-    await client.end();
-  }
+  await ensureVectorExtension(url);
   return url;
 }
 
 /** Drops database `name` (after the service using it stopped). */
 export async function dropDatabase(server: PostgresServer, name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: server.url });
-  await admin.connect();
-  try {
-    await admin.query(`drop database if exists ${name} with (force)`);
-  } finally {
-    await admin.end();
-  }
+  await withClient(server.url, (admin) => admin.query(`drop database if exists ${name} with (force)`));
 }
 
 /**
@@ -80,13 +63,7 @@ export async function dropDatabase(server: PostgresServer, name: string): Promis
  * index-only scans that visit the heap because the visibility map is not set yet.
  */
 export async function vacuumAnalyze(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('vacuum analyze');
-  } finally {
-    await client.end();
-  }
+  await withClient(url, (client) => client.query('vacuum analyze'));
 }
 
 /**
@@ -95,33 +72,25 @@ export async function vacuumAnalyze(url: string): Promise<void> {
  * build interrupted by a restart is redone, discovery computes every distance.
  */
 export async function vectorIndexReady(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ ready: boolean }>(
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ ready: boolean }>(
       `select exists (select 1 from pg_index i join pg_class c on c.oid = i.indexrelid join pg_am am on am.oid = c.relam
                       where i.indrelid = 'tool_embeddings'::regclass and am.amname = 'hnsw' and i.indisvalid) as ready`,
-    );
-    return rows[0]!.ready;
-  } finally {
-    await client.end();
-  }
+    ),
+  );
+  return rows[0]!.ready;
 }
 
 /** Active tools of the database at `url` that have no current first vector for `model`. */
 export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: number }>(
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ n: number }>(
       `select count(*)::int as n from tools t
        where t.status = 'active' and not exists (
          select 1 from tool_embeddings e where e.tool_id = t.id and e.model = $1 and e.ord = 0
            and e.content_hash = md5(t.content_hash || t.search_learned))`,
       [model],
-    );
-    return rows[0]!.n;
-  } finally {
-    await client.end();
-  }
+    ),
+  );
+  return rows[0]!.n;
 }

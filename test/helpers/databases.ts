@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 
+import { withClient } from '../../scripts/pg-session.js';
 import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { servePgliteOverWire } from './pglite-wire.js';
@@ -100,10 +100,7 @@ function withSearchPath(url: string, schema: string): string {
 /** A private schema in the external PostgreSQL (pgvector's types stay in public), migrated. */
 async function openExternal(baseUrl: string): Promise<TestDatabase> {
   const schema = `test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
+  await withClient(baseUrl, (admin) => admin.query(`create schema ${schema}`));
   const url = withSearchPath(baseUrl, schema);
   const pools: Database[] = [];
   const connect = async (poolSize = TEST_POOL_SIZE) => {
@@ -127,10 +124,7 @@ async function openExternal(baseUrl: string): Promise<TestDatabase> {
     connect,
     close: async () => {
       for (const pool of pools) await pool.close();
-      const cleanup = new pg.Client({ connectionString: baseUrl });
-      await cleanup.connect();
-      await cleanup.query(`drop schema ${schema} cascade`);
-      await cleanup.end();
+      await withClient(baseUrl, (admin) => admin.query(`drop schema ${schema} cascade`));
     },
   };
 }

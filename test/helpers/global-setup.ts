@@ -6,10 +6,10 @@ import { createInterface } from 'node:readline';
 
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import pg from 'pg';
 import type * as Testcontainers from 'testcontainers';
 import type { TestProject } from 'vitest/node';
 
+import { ensureVectorExtension } from '../../scripts/pg-session.js';
 import { fromPglite } from '../../src/db/client.js';
 import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import type { ExternalPostgres } from './provided.js';
@@ -57,15 +57,6 @@ function dockerHint(): boolean {
   return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock') || existsSync(join(process.env.HOME ?? '/', '.docker', 'run', 'docker.sock'));
 }
 
-async function ensureVector(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('create extension if not exists vector');
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * A throwaway PostgreSQL with pgvector and a streaming replica from scripts/postgres.sh (it installs
@@ -107,7 +98,7 @@ async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: (
   const none = async () => undefined;
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
-    await ensureVector(url);
+    await ensureVectorExtension(url);
     return { provided: { url, readUrl: process.env.TEST_DATABASE_READ_URL ?? null, source: 'TEST_DATABASE_URL' }, stop: none };
   }
   if (process.env.TEST_POSTGRES === 'provision') return provisionedPostgres();
@@ -133,7 +124,7 @@ async function externalPostgres(): Promise<{ provided: ExternalPostgres; stop: (
     .withWaitStrategy(testcontainers.Wait.forLogMessage(/database system is ready to accept connections/, 2))
     .start();
   const containerUrl = `postgres://postgres:test@${container.getHost()}:${container.getMappedPort(5432)}/registry`;
-  await ensureVector(containerUrl);
+  await ensureVectorExtension(containerUrl);
   return { provided: { url: containerUrl, readUrl: null, source: 'testcontainers pgvector/pgvector:pg17' }, stop: async () => void (await container.stop()) };
 }
 
