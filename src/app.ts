@@ -85,6 +85,7 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Gauges and counters read from the services' own statistics. */
 function trackServices(app: FastifyInstance, services: Services, deps: AppDependencies): void {
   app.metrics.trackDiscoveryLog(services.discoveryLog.stats);
+  if (services.shortlists.enabled) app.metrics.trackShortlistCache(services.shortlists.stats);
   if (services.queryEmbeddings) app.metrics.trackQueryEmbeddings(services.queryEmbeddings.stats);
   const encoder = deps.embedder;
   if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());

@@ -37,6 +37,10 @@ const EnvSchema = Type.Object({
   // shortlist; a best score under the low-confidence floor flags it.
   DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.02 }),
   DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
+  // Whole shortlists cached per replica (tenant, scope set, request), served only at the catalog
+  // revision they were computed at; the TTL bounds how stale the popularity prior may be. 0 MB: off.
+  DISCOVERY_CACHE_MB: Type.Number({ minimum: 0, maximum: 16384, default: 32 }),
+  DISCOVERY_CACHE_TTL_MS: Type.Integer({ minimum: 1, maximum: 86_400_000, default: 60_000 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
@@ -106,8 +110,8 @@ export interface Config {
     /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
     vectorIndexMinTools: number;
   };
-  /** Score floors of discovery (calibrated probabilities, 0..1). */
-  discovery: { minScore: number; lowConfidenceScore: number };
+  /** Score floors of discovery (calibrated probabilities, 0..1), and its shortlist cache. */
+  discovery: { minScore: number; lowConfidenceScore: number; cache: { maxBytes: number; ttlMs: number } };
   logLevel: string;
   limits: {
     bodyBytes: number;
@@ -231,7 +235,11 @@ function toConfig(env: Env): Config {
       localMaxChars: env.EMBEDDING_LOCAL_MAX_CHARS,
       vectorIndexMinTools: env.VECTOR_INDEX_MIN_TOOLS,
     },
-    discovery: { minScore: env.DISCOVERY_MIN_SCORE, lowConfidenceScore: env.DISCOVERY_LOW_CONFIDENCE_SCORE },
+    discovery: {
+      minScore: env.DISCOVERY_MIN_SCORE,
+      lowConfidenceScore: env.DISCOVERY_LOW_CONFIDENCE_SCORE,
+      cache: { maxBytes: Math.round(env.DISCOVERY_CACHE_MB * 1024 * 1024), ttlMs: env.DISCOVERY_CACHE_TTL_MS },
+    },
     logLevel: env.LOG_LEVEL,
     limits: {
       bodyBytes: env.BODY_LIMIT_BYTES,

@@ -9,6 +9,7 @@ import { CatalogStatsCache } from './discovery/catalog-cache.js';
 import { DiscoveryReport } from './discovery/log-report.js';
 import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js';
+import { ShortlistCache } from './discovery/shortlist-cache.js';
 import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
@@ -44,6 +45,7 @@ export interface Services {
   /** Background vector maintenance; undefined without an embedder. */
   indexer: EmbeddingIndexer | undefined;
   queryEmbeddings: QueryEmbeddings | undefined;
+  shortlists: ShortlistCache;
   /** Periodic and start-up work: started when the app is ready, stopped before it closes. */
   jobs: BackgroundJob[];
 }
@@ -73,11 +75,13 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   tools.onChange(reindex);
   const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
   const discoveryLog = new DiscoveryLogWriter(db, log);
+  const shortlists = new ShortlistCache(config.discovery.cache);
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
     log: discoveryLog,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
     reads,
     scoreFloors: config.discovery,
+    shortlists,
     onTimings: deps.onDiscoveryTimings,
   });
   const learning = new LearningService(db, { ...config.learning, defaultMode: embedder ? 'hybrid' : 'lexical' }, reindex, reads);
@@ -104,6 +108,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     audit: new AuditService(reads),
     indexer,
     queryEmbeddings,
+    shortlists,
     jobs,
   };
 }

@@ -19,7 +19,7 @@ import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
 import { drive, type LoadResult, stageSplit } from './load.js';
-import { dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors, vacuumAnalyze, vectorIndexReady } from './postgres.js';
+import { databaseUrl, dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors, vacuumAnalyze, vectorIndexReady } from './postgres.js';
 import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
 import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
 import { type BenchReport, type Driver, markdownReport, type Registration, type SizeReport } from './report.js';
@@ -43,6 +43,7 @@ const program = new Command('bench')
   .option('--cpu-prof <dir>', 'run the server with --cpu-prof, profiles written to this folder')
   .option('--local-model', 'also measure the local embedding model on request texts and card texts (in-process)', true)
   .option('--no-local-model', 'skip the local model measurement')
+  .option('--keep-database', 'leave the native PostgreSQL databases in place after the run, for profiling (their URLs are logged)')
   .option('--out <dir>', 'output folder', 'bench-results')
   .option('--label <text>', 'label of this run in the report', '');
 program.parse();
@@ -62,6 +63,7 @@ const opts = program.opts<{
   poolSize?: string;
   cpuProf?: string;
   localModel: boolean;
+  keepDatabase?: boolean;
   out: string;
   label: string;
 }>();
@@ -478,7 +480,8 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
           await vacuumAnalyze(url);
           await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
         } finally {
-          await dropDatabase(pg, name);
+          if (opts.keepDatabase) log(`kept ${databaseUrl(pg.url, name).replace(/\/\/[^@]*@/, '//')}`);
+          else await dropDatabase(pg, name);
         }
       });
     }

@@ -3,7 +3,7 @@ import { and, inArray, param, type SQL, sql } from 'drizzle-orm';
 import { type Executor, rowsOf } from '../db/client.js';
 import { type ToolRow, tools } from '../db/schema.js';
 import { type Format, FORMATS } from '../tools/formats.js';
-import { type Visibility, visibleTo } from '../tools/repository.js';
+import { heldScopeSets, type Visibility, visibleTo } from '../tools/repository.js';
 import type { Bm25Params } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
@@ -15,6 +15,8 @@ export interface CatalogStats {
   withheld: number;
   avgLength: { a: number; b: number; c: number; d: number };
   catalogTokens: Record<Format, number>;
+  /** Numbers of the tenant's scope sets the caller holds (the postings' security filter). */
+  scopeSets: number[];
   /** The tenant's catalog revision these statistics were read at (same statement, same snapshot). */
   revision: number;
 }
@@ -22,7 +24,7 @@ export interface CatalogStats {
 /** One aggregate over the tenant's active tools: what the caller sees, and how many it does not. */
 export async function catalogStats(executor: Executor, tenantId: string, scopes: readonly string[]): Promise<CatalogStats> {
   const visible = sql`${tools.requiredScopes} <@ ${param([...scopes])}::text[]`;
-  const [row] = await rowsOf<Record<string, number>>(executor.execute(sql`
+  const [row] = await rowsOf<Record<string, unknown>>(executor.execute(sql`
     select count(*) filter (where ${visible})::int as visible,
            count(*) filter (where not ${visible})::int as withheld,
            coalesce(avg(${tools.lenA}) filter (where ${visible}), 0)::float8 as a,
@@ -35,6 +37,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
            coalesce(sum((${tools.tokenCosts}->>'anthropic')::int) filter (where ${visible}), 0)::int as anthropic,
            coalesce(sum((${tools.tokenCosts}->>'mcp')::int) filter (where ${visible}), 0)::int as mcp,
            coalesce(sum((${tools.tokenCosts}->>'raw')::int) filter (where ${visible}), 0)::int as raw,
+           ${heldScopeSets(tenantId, scopes)} as scope_sets,
            coalesce((select revision from catalog_revisions where tenant_id = ${tenantId}), 0)::float8 as revision
     from ${tools}
     where ${tools.tenantId} = ${tenantId} and ${tools.status} = 'active'`));
@@ -45,6 +48,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
     withheld: n('withheld'),
     avgLength: { a: n('a'), b: n('b'), c: n('c'), d: n('d') },
     catalogTokens: Object.fromEntries(FORMATS.map((format) => [format, n(format)])) as Record<Format, number>,
+    scopeSets: ((r.scope_sets as unknown[] | undefined) ?? []).map(Number),
     revision: n('revision'),
   };
 }
@@ -126,6 +130,7 @@ export function retrievalStatement(request: RetrievalRequest): SQL {
     text: request.text,
     nameTokens: request.nameTokens,
     visible: stats.visible,
+    scopeSets: stats.scopeSets,
     averageLength: stats.avgLength,
     bm25: request.bm25,
     depth,

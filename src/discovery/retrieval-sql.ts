@@ -34,6 +34,8 @@ export interface LexicalLegInput {
   nameTokens: string[];
   /** Tools the caller may see (IDF). */
   visible: number;
+  /** Numbers of the tenant's scope sets the caller holds (CatalogStats.scopeSets). */
+  scopeSets: readonly number[];
   /** Average field lengths over what the caller may see (A to D). */
   averageLength: { a: number; b: number; c: number; d: number };
   bm25: Bm25Params;
@@ -71,7 +73,7 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
  * - `searched_terms`: those in fewer than `commonTermPostings` visible tools, found by reading at
  *   most that many postings of each (a common word's long posting list is never read whole);
  * - `visible_postings`: their postings among what the caller may see: one index-only range scan per
- *   lexeme, the security predicate applied to the posting itself (migration 0006);
+ *   lexeme, the security predicate applied to the posting itself (migrations 0006, 0015);
  * - `term_weights`: per lexeme its IDF over the visible catalog, and whether it is a namespace word
  *   (which then counts for nothing: see NAMESPACE_MIN_TOOLS);
  * - `query_weight`: the query's whole IDF mass, words no visible tool has counted at full IDF;
@@ -94,7 +96,7 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       select q.lexeme from query_terms q
       where (select count(*) from (
                select 1 from tool_terms posting
-               where ${postingVisibleTo(input.visibility, 'posting')} and posting.lexeme = q.lexeme
+               where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)} and posting.lexeme = q.lexeme
                limit ${sql.raw(String(cap))}
              ) probe) < ${sql.raw(String(cap))}
     ),
@@ -102,7 +104,7 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       select posting.tool_id, posting.lexeme, posting.tf_a, posting.tf_b, posting.tf_c, posting.tf_d,
              posting.len_a, posting.len_b, posting.len_c, posting.len_d
       from tool_terms posting
-      where ${postingVisibleTo(input.visibility, 'posting')}
+      where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
         and posting.lexeme = any((select array_agg(lexeme) from searched_terms)::text[])
         ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
     ),

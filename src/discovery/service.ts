@@ -7,14 +7,16 @@ import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
 import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
+import { catalogRevision } from './catalog-revision.js';
 import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
-import { prepareQuery } from './query.js';
+import { type PreparedQuery, prepareQuery } from './query.js';
 import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js';
+import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
 
-/** Milliseconds spent per stage of one discovery (for metrics and the log). */
-export interface StageTimings {
+/** Milliseconds spent per stage of computing a shortlist (a cache miss). */
+export interface ComputeTimings {
   /** Query embedding (cache lookup, or the embedder call on a miss). */
   embedding: number;
   /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
@@ -26,6 +28,12 @@ export interface StageTimings {
   fetch: number;
   /** Cards and schemas in the requested format. */
   rendering: number;
+}
+
+/** Milliseconds spent per stage of one discovery (for metrics and the log); a cache hit has no compute stages. */
+export interface StageTimings extends Partial<ComputeTimings> {
+  /** The catalog revision read and the shortlist-cache lookup. */
+  cache: number;
   /** Queueing the discovery log entry (written in batches off the request path). */
   log: number;
   total: number;
@@ -45,8 +53,19 @@ export interface DiscoveryOptions {
   reads?: Executor;
   /** Score floors (calibrated probabilities); FUSION_PARAMS' defaults when absent. */
   scoreFloors?: Pick<FusionParams, 'minScore' | 'lowConfidenceScore'>;
+  /** Whole shortlists per (tenant, scope set, request) and catalog revision; none when absent. */
+  shortlists?: ShortlistCache;
   /** Receives each discovery's per-stage timings (metrics). */
   onTimings?: (timings: StageTimings, mode: RankingMode, vectorSearch: VectorSearchOutcome | undefined) => void;
+}
+
+/** A shortlist computed on a cache miss, with how it was found. */
+interface Computed {
+  shortlist: CachedShortlist;
+  timings: ComputeTimings;
+  vectorSearch: VectorSearchOutcome | undefined;
+  /** A vector was wanted and the embedder gave none: ranked lexically instead. */
+  degraded: boolean;
 }
 
 /** How many candidates each retrieval leg contributes to fusion. */
@@ -62,6 +81,7 @@ export class DiscoveryService {
   private readonly fusion: FusionParams;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
   private readonly log: DiscoveryLogSink;
+  private readonly shortlists: ShortlistCache;
 
   constructor(
     db: Db,
@@ -74,24 +94,76 @@ export class DiscoveryService {
     this.reads = options.reads ?? db;
     this.fusion = { ...FUSION_PARAMS, ...options.scoreFloors };
     this.onTimings = options.onTimings ?? (() => undefined);
+    this.shortlists = options.shortlists ?? new ShortlistCache({ maxBytes: 0, ttlMs: 0 });
   }
 
   async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
     const started = performance.now();
     const query = prepareQuery(input.query);
-    const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
-    const filters = input.filters ?? {};
+    // One primary-key read: both caches serve only at the revision it names.
+    const revision = await catalogRevision(this.reads, principal.tenant);
+    const key = this.shortlists.enabled ? ShortlistCache.key(principal, input, query.text) : undefined;
+    const hit = key === undefined ? undefined : this.shortlists.get(key, revision);
+    const looked = performance.now();
+    let shortlist: CachedShortlist;
+    let computed: Computed | undefined;
+    if (hit) shortlist = hit;
+    else {
+      computed = await this.compute(principal, input, query, revision);
+      shortlist = computed.shortlist;
+      // A degraded answer (no query vector) is not what the next caller should get once the embedder is back.
+      if (key !== undefined && !computed.degraded) this.shortlists.set(key, shortlist);
+    }
+    const result: DiscoverResult = {
+      discovery_id: randomUUID(),
+      tools: [...shortlist.tools],
+      tokens: { shortlist: shortlist.shortlistTokens, catalog: shortlist.catalogTokens },
+      low_confidence: shortlist.lowConfidence,
+      search_mode: shortlist.searchMode,
+      searched_query: query.searched,
+    };
+    const rendered = performance.now();
 
+    this.log.append({
+      id: result.discovery_id,
+      at: new Date(),
+      tenantId: principal.tenant,
+      subject: principal.subject,
+      query: query.text,
+      topK: input.top_k,
+      format: input.format,
+      filters: input.filters ? { ...input.filters } : null,
+      shortlist: result.tools.map((t) => ({ name: t.name, version: t.version, score: t.score })),
+      searchMode: shortlist.searchMode,
+      lowConfidence: shortlist.lowConfidence,
+      topScore: result.tools[0]?.score ?? null,
+      withheld: shortlist.withheld,
+      latencyMs: rendered - started,
+    });
+    const logged = performance.now();
+    this.onTimings({ ...computed?.timings, cache: looked - started, log: logged - rendered, total: logged - started }, shortlist.searchMode, computed?.vectorSearch);
+    return result;
+  }
+
+  /** Computes a shortlist: embedding, statistics, retrieval, fusion, rows and rendering. */
+  private async compute(
+    principal: Principal,
+    input: DiscoverInput,
+    query: PreparedQuery,
+    revision: number,
+  ): Promise<Computed> {
+    const started = performance.now();
+    const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
     const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.text) : undefined;
     const searchMode: RankingMode = vector ? requested : 'lexical';
     const embedded = performance.now();
-    const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes);
+    const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes, revision);
     const counted = performance.now();
     const { candidates, vectorSearch } = await retrieveCandidates(this.reads, {
       visibility,
-      filters,
+      filters: input.filters ?? {},
       text: query.lexicalText,
       nameTokens: query.nameTokens,
       stats,
@@ -117,47 +189,20 @@ export class DiscoveryService {
       tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema: renderTool(documentOf(row), input.format) });
       shortlistTokens += (row.tokenCosts as Record<Format, number>)[input.format] ?? 0;
     }
-    const result: DiscoverResult = {
-      discovery_id: randomUUID(),
-      tools,
-      tokens: { shortlist: shortlistTokens, catalog: stats.catalogTokens[input.format] },
-      low_confidence: lowConfidence,
-      search_mode: searchMode,
-      searched_query: query.searched,
-    };
     const rendered = performance.now();
-
-    this.log.append({
-      id: result.discovery_id,
-      at: new Date(),
-      tenantId: principal.tenant,
-      subject: principal.subject,
-      query: query.text,
-      topK: input.top_k,
-      format: input.format,
-      filters: input.filters ? { ...input.filters } : null,
-      shortlist: tools.map((t) => ({ name: t.name, version: t.version, score: t.score })),
-      searchMode,
-      lowConfidence,
-      topScore: tools[0]?.score ?? null,
-      withheld: stats.withheld,
-      latencyMs: rendered - started,
-    });
-    const logged = performance.now();
-    this.onTimings(
-      {
+    return {
+      // Filed under the revision read before any of it: a change committed meanwhile bumps past it.
+      shortlist: { revision, tools, shortlistTokens, catalogTokens: stats.catalogTokens[input.format], withheld: stats.withheld, lowConfidence, searchMode },
+      timings: {
         embedding: embedded - started,
         stats: counted - embedded,
         retrieval: retrieved - counted,
         fusion: fused - retrieved,
         fetch: fetched - fused,
         rendering: rendered - fetched,
-        log: logged - rendered,
-        total: logged - started,
       },
-      searchMode,
       vectorSearch,
-    );
-    return result;
+      degraded: vector === undefined && this.embeddings !== undefined && requested !== 'lexical',
+    };
   }
 }

@@ -4,6 +4,7 @@ import type { RankingMode } from '../discovery/fusion.js';
 import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
 import type { StageTimings } from '../discovery/service.js';
+import type { ShortlistCacheStats } from '../discovery/shortlist-cache.js';
 import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
@@ -50,7 +51,7 @@ export class ServiceMetrics {
     });
     this.discoveryStage = new Histogram({
       name: 'tool_registry_discovery_stage_seconds',
-      help: 'Time per stage of POST /v1/discover (auth, embedding, stats, retrieval, fusion, fetch, rendering, log, total)',
+      help: 'Time per stage of POST /v1/discover (auth, cache, embedding, stats, retrieval, fusion, fetch, rendering, log, total; a shortlist-cache hit has only auth, cache, log and total)',
       labelNames: ['stage', 'search_mode'],
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
@@ -112,6 +113,21 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         this.inc(stats.failures);
+      },
+    });
+  }
+
+  /** Exposes the shortlist cache's hits and misses from its live counters. */
+  trackShortlistCache(stats: ShortlistCacheStats): void {
+    new Counter({
+      name: 'tool_registry_shortlist_cache_total',
+      help: 'Discoveries by shortlist-cache result: hit (answered from the cache at the current catalog revision), miss (computed)',
+      labelNames: ['result'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, stats.hits);
+        this.inc({ result: 'miss' }, stats.misses);
       },
     });
   }

@@ -56,15 +56,26 @@ export function visibleTo(visibility: Visibility) {
 }
 
 /**
- * The same security filter for BM25 postings, which carry their tool's tenant and required scopes
- * (copied in the transaction of every change) and exist only for active tools.
+ * The same security filter for BM25 postings, which carry their tool's tenant and the number of
+ * its scope set (migration 0015; copied in the transaction of every change) and exist only for
+ * active tools. `scopeSets` are the numbers of the tenant's scope sets the caller holds
+ * (`heldScopeSets`), inlined as a constant so PostgreSQL hashes the lookup; ignored when
+ * `visibility.scopes` is null (no scope filter).
  */
-export function postingVisibleTo(visibility: Visibility, posting: string): SQL {
+export function postingVisibleTo(visibility: Visibility, posting: string, scopeSets: readonly number[]): SQL {
   if (visibility.includeRetired) throw new Error('postings exist only for active tools');
   const alias = sql.raw(posting);
-  return sql`${alias}.tenant_id = ${visibility.tenantId}${
-    visibility.scopes === null ? sql`` : sql` and ${alias}.required_scopes <@ ${textArray(visibility.scopes)}`
-  }`;
+  if (visibility.scopes === null) return sql`${alias}.tenant_id = ${visibility.tenantId}`;
+  const ids = scopeSets.map((id) => {
+    if (!Number.isSafeInteger(id)) throw new Error(`bad scope set number ${id}`);
+    return String(id);
+  });
+  return sql`${alias}.tenant_id = ${visibility.tenantId} and ${alias}.scope_set = any(${sql.raw(`'{${ids.join(',')}}'::int[]`)})`;
+}
+
+/** SQL for the numbers of the tenant's scope sets that `scopes` hold (every one a tool requires). */
+export function heldScopeSets(tenantId: string, scopes: readonly string[]): SQL {
+  return sql`(select coalesce(array_agg(s.id order by s.id), '{}') from scope_sets s where s.tenant_id = ${tenantId} and s.scopes <@ ${textArray(scopes)})`;
 }
 
 export interface ListOptions {
@@ -134,6 +145,12 @@ export async function listVersions(executor: Executor, toolId: number): Promise<
  */
 export async function refreshTerms(executor: Executor, toolId: number): Promise<void> {
   await executor.execute(sql`delete from tool_terms where tool_id = ${toolId}`);
+  // Number the tool's scope set first, in its own statement: ON CONFLICT waits for a concurrent
+  // transaction numbering the same set, and the insert below then sees its committed row.
+  await executor.execute(sql`
+    insert into scope_sets (tenant_id, scopes)
+    select tenant_id, required_scopes from ${tools} where id = ${toolId}
+    on conflict (tenant_id, scopes) do nothing`);
   await executor.execute(sql`
     with terms as (
       select u.lexeme,
@@ -153,8 +170,9 @@ export async function refreshTerms(executor: Executor, toolId: number): Promise<
       where id = ${toolId}
       returning tenant_id, id, status, required_scopes, len_a, len_b, len_c, len_d
     )
-    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d, required_scopes, len_a, len_b, len_c, len_d)
-    select m.tenant_id, terms.lexeme, m.id, terms.tf_a, terms.tf_b, terms.tf_c, terms.tf_d, m.required_scopes, m.len_a, m.len_b, m.len_c, m.len_d
+    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d, scope_set, len_a, len_b, len_c, len_d)
+    select m.tenant_id, terms.lexeme, m.id, terms.tf_a, terms.tf_b, terms.tf_c, terms.tf_d, s.id, m.len_a, m.len_b, m.len_c, m.len_d
     from terms, measured m
+    join scope_sets s on s.tenant_id = m.tenant_id and s.scopes = m.required_scopes
     where m.status = 'active'`);
 }

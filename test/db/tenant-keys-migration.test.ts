@@ -16,9 +16,10 @@ import { execute } from '../helpers/replica.js';
 import { PUBLISH, token } from '../helpers/tokens.js';
 
 /**
- * Migrations 0007 (tenant-inclusive keys) and 0012 (catalog revisions) applied to a database
- * that already holds data written under 0001-0006: nothing is lost, vectors take their tool's
- * tenant, a child row with a stray tenant is realigned, and the service runs on the result.
+ * Migrations 0007 (tenant-inclusive keys), 0012 (catalog revisions) and 0015 (numbered scope sets
+ * on postings) applied to a database that already holds data written under 0001-0006: nothing is
+ * lost, vectors take their tool's tenant, a child row with a stray tenant is realigned, postings
+ * carry their tool's scope set, and the service runs on the result.
  * On fresh PGlite in-process and on a fresh schema of the external PostgreSQL (pglite-socket is
  * the same engine as the first, so it adds nothing here).
  */
@@ -37,14 +38,29 @@ const SEED = [
    values ('00000000-0000-4000-8000-000000000001', 'alpha', 'refund', 3, 'openai', '[]', 'lexical', false, 0, 1.5)`,
 ];
 
+// Today's tool service writes postings with a scope-set number (0015): for the seed, the old
+// schema gets that table and column, and loses them again once the postings carry their scopes
+// the 0006 way.
+const POSTINGS_0015 = [
+  `create table scope_sets (id integer generated always as identity primary key, tenant_id text not null, scopes text[] not null, unique (tenant_id, scopes))`,
+  `alter table tool_terms add column scope_set integer`,
+];
+const POSTINGS_0006 = [
+  `update tool_terms p set required_scopes = s.scopes from scope_sets s where s.id = p.scope_set`,
+  `alter table tool_terms drop column scope_set`,
+  `drop table scope_sets`,
+];
+
 async function seed(database: Database): Promise<void> {
   const validator = new ToolValidator(testConfig().limits);
   const tools = new ToolService(database.db);
-  for (const [tenant, name] of [['alpha', 'issue_refund'], ['beta', 'issue_refund'], ['beta', 'void_invoice']] as const) {
-    const result = validator.validate(toolDocument({ name }));
+  for (const statement of POSTINGS_0015) await database.db.execute(statement);
+  for (const [tenant, name, scopes] of [['alpha', 'issue_refund', []], ['beta', 'issue_refund', []], ['beta', 'void_invoice', ['billing:write']]] as const) {
+    const result = validator.validate(toolDocument({ name, required_scopes: [...scopes] }));
     if (!result.ok) throw new Error(JSON.stringify(result.issues));
     await tools.register({ tenant, subject: 'ci', scopes: [PUBLISH] }, result.document);
   }
+  for (const statement of POSTINGS_0006) await database.db.execute(statement);
   for (const statement of SEED) await database.db.execute(statement);
 }
 
@@ -84,6 +100,19 @@ async function upgradeScenario(database: Database): Promise<void> {
       union all select 'tool_usage', count(*)::int from tool_usage u join tools t on t.id = u.tool_id where u.tenant_id <> t.tenant_id`),
   );
   expect(strays).toEqual([{ table: 'tool_embeddings', n: 0 }, { table: 'tool_usage', n: 0 }]);
+  // 0015: every posting carries its tool's scope set, numbered per tenant.
+  const postingScopes = await rowsOf<{ name: string; scopes: string[]; n: number }>(
+    database.db.execute(`
+      select t.tenant_id || '/' || t.name as name, s.scopes, count(*)::int as n
+      from tool_terms p join tools t on t.id = p.tool_id join scope_sets s on s.id = p.scope_set and s.tenant_id = p.tenant_id
+      group by 1, 2 order by 1`),
+  );
+  expect(postingScopes.map(({ name, scopes }) => [name, scopes])).toEqual([
+    ['alpha/issue_refund', []],
+    ['beta/issue_refund', []],
+    ['beta/void_invoice', ['billing:write']],
+  ]);
+  expect(postingScopes.reduce((n, row) => n + row.n, 0)).toBe(before.tool_terms);
   const keys = await rowsOf<{ table: string; definition: string }>(
     database.db.execute(`
       select conrelid::regclass::text as table, pg_get_constraintdef(oid) as definition from pg_constraint
@@ -97,6 +126,14 @@ async function upgradeScenario(database: Database): Promise<void> {
   const app = await buildTestApp({ database });
   try {
     const agent = await token({ tenant: 'beta', scopes: [] });
+    // The lexical leg filters the migrated postings by scope set.
+    const lexical = async (scopes: string[]) =>
+      (await call(app, 'POST', '/v1/discover', { token: await token({ tenant: 'beta', scopes }), body: { query: 'void invoice refund', mode: 'lexical', top_k: 5 } }))
+        .json<{ tools: { name: string }[] }>()
+        .tools.map((t) => t.name)
+        .sort();
+    expect(await lexical([])).toEqual(['issue_refund']);
+    expect(await lexical(['billing:write'])).toEqual(['issue_refund', 'void_invoice']);
     const decision = await call(app, 'POST', '/v1/authorize', { token: agent, body: { tool: 'issue_refund', arguments: { invoice_id: 'inv_1' } } });
     expect(decision.json()).toMatchObject({ decision: 'allow' });
     const [usage] = await rowsOf<{ calls: number }>(database.db.execute(`select u.calls::int as calls from tool_usage u join tools t on t.id = u.tool_id and t.tenant_id = u.tenant_id where t.tenant_id = 'beta' and t.name = 'issue_refund'`));
@@ -112,7 +149,7 @@ async function upgradeScenario(database: Database): Promise<void> {
   }
 }
 
-describe('migrations 0007 and 0012 on existing data', () => {
+describe('migrations 0007, 0012 and 0015 on existing data', () => {
   it('on PGlite in-process (a fresh database, initdb included)', async () => {
     const client = await PGlite.create({ extensions: { vector } });
     try {

@@ -17,8 +17,9 @@ forEachDatabase((db) => {
     const name = 'frobnicate_widget';
     const postings = async () =>
       rowsOf<{ required_scopes: string[]; n: number }>(
-        db.database.db.execute(sql`select t.required_scopes, count(*)::int as n from tool_terms t join tools on tools.id = t.tool_id
-                                   where tools.tenant_id = ${tenant} and tools.name = ${name} group by t.required_scopes`),
+        db.database.db.execute(sql`select s.scopes as required_scopes, count(*)::int as n
+                                   from tool_terms t join tools on tools.id = t.tool_id join scope_sets s on s.id = t.scope_set and s.tenant_id = t.tenant_id
+                                   where tools.tenant_id = ${tenant} and tools.name = ${name} group by s.scopes`),
       );
     const found = async (query: string, scopes: string[] = []) => {
       const response = await call(ctx.app, 'POST', '/v1/discover', { token: await token({ tenant, scopes }), body: { query, mode: 'lexical' } });

@@ -24,7 +24,8 @@ async function vectorSearches(app: Parameters<typeof call>[0]): Promise<Record<s
 
 forEachDatabase((db) => {
   describe('vector search through the HNSW index', () => {
-    const indexed = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '0' });
+    // Every discovery here must reach the vector leg: no shortlist cache.
+    const indexed = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '0', DISCOVERY_CACHE_MB: '0' });
     const exact = useDiscoveryApp(db, () => new HashingEmbedder(), { VECTOR_INDEX_MIN_TOOLS: '1000000' });
     const tenant = uniqueTenant('hnsw');
 

@@ -12,7 +12,9 @@ const plain = (name: string, description: string) =>
 
 forEachDatabase((db) => {
   describe('learning from allowed calls', () => {
-    const ctx = useDiscoveryApp(db, () => new HashingEmbedder());
+    // Allowed calls do not bump the catalog revision: a cached shortlist takes them in after
+    // DISCOVERY_CACHE_TTL_MS (test/discovery/shortlist-cache.test.ts); here at once.
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), { DISCOVERY_CACHE_TTL_MS: '1' });
 
     it('lets usage reorder near-ties but never lift an irrelevant tool over a relevant one', async () => {
       const tenant = uniqueTenant('pop');

@@ -49,15 +49,19 @@ forEachDatabase((db) => {
       expect(text).not.toContain('route="/v1/tools/issue_refund"');
     });
 
-    it('records discovery stages and the query embedding cache', async () => {
+    it('records discovery stages, the shortlist cache and the query embedding cache', async () => {
       const body = { query: 'refund the paid invoice please' };
-      for (let i = 0; i < 2; i += 1) expect((await call(ctx.app, 'POST', '/v1/discover', { token: publisher, body })).statusCode).toBe(200);
+      // Computed, then a shortlist-cache hit, then another shortlist (top_k) of the same query vector.
+      for (const request of [body, body, { ...body, top_k: 2 }]) expect((await call(ctx.app, 'POST', '/v1/discover', { token: publisher, body: request })).statusCode).toBe(200);
       const text = (await call(ctx.app, 'GET', '/metrics')).body;
       const count = 'tool_registry_discovery_stage_seconds_count';
-      for (const stage of ['embedding', 'stats', 'retrieval', 'fusion', 'fetch', 'rendering', 'log', 'total']) {
+      for (const stage of ['cache', 'log', 'total']) expect(sample(text, count, { stage, search_mode: 'hybrid' }), stage).toBeGreaterThanOrEqual(3);
+      for (const stage of ['embedding', 'stats', 'retrieval', 'fusion', 'fetch', 'rendering']) {
         expect(sample(text, count, { stage, search_mode: 'hybrid' }), stage).toBeGreaterThanOrEqual(2);
       }
-      expect(sample(text, count, { stage: 'auth' })).toBeGreaterThanOrEqual(2);
+      expect(sample(text, count, { stage: 'auth' })).toBeGreaterThanOrEqual(3);
+      expect(sample(text, 'tool_registry_shortlist_cache_total', { result: 'hit' })).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'tool_registry_shortlist_cache_total', { result: 'miss' })).toBeGreaterThanOrEqual(2);
       expect(sample(text, 'tool_registry_query_embedding_cache_total', { result: 'hit' })).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'tool_registry_query_embedding_cache_total', { result: 'miss' })).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'tool_registry_embedder_failures_total')).toBe(0);
