@@ -78,11 +78,16 @@ export class Child {
   }
 }
 
-/** Starts `node --import tsx <script> ...args` in `root` (default: this checkout) with `env` added. */
+/**
+ * Starts `node --import tsx <script> ...args` in `root` (default: this checkout) with `env` added.
+ * The bench's own DATABASE_URL (the PostgreSQL server for the native legs) is not passed on: an
+ * embedded leg that inherited it ran on that server instead of PGlite.
+ */
 export function startNode(script: string, args: string[], env: Record<string, string>, nodeArgs: string[] = [], root = ROOT): Child {
+  const { DATABASE_URL: _server, DATABASE_READ_URL: _replica, ...inherited } = process.env;
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...args], {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: { ...inherited, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Child(child);
