@@ -1,10 +1,11 @@
-import { and, inArray, param, type SQL, sql } from 'drizzle-orm';
+import { and, getTableColumns, inArray, param, type SQL, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
-import { type ToolRow, tools } from '../db/schema.js';
+import { tools } from '../db/schema.js';
 import { type Format, FORMATS } from '../tools/formats.js';
-import { heldScopeSets, type Visibility, visibleTo } from '../tools/repository.js';
-import type { Bm25Params } from './bm25f.js';
+import type { ShortlistRow } from '../tools/views.js';
+import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
+import { type Bm25Params, commonTermPostings } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
@@ -17,6 +18,11 @@ export interface CatalogStats {
   catalogTokens: Record<Format, number>;
   /** Numbers of the tenant's scope sets the caller holds (the postings' security filter). */
   scopeSets: number[];
+  /**
+   * Memo of `searchedLexemes`: per lexeme, its visible postings counted up to the common-word cap.
+   * A function of the revision below, so it lives and dies with these statistics.
+   */
+  termPostings: Map<string, number>;
   /** The tenant's catalog revision these statistics were read at (same statement, same snapshot). */
   revision: number;
 }
@@ -49,6 +55,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
     avgLength: { a: n('a'), b: n('b'), c: n('c'), d: n('d') },
     catalogTokens: Object.fromEntries(FORMATS.map((format) => [format, n(format)])) as Record<Format, number>,
     scopeSets: ((r.scope_sets as unknown[] | undefined) ?? []).map(Number),
+    termPostings: new Map(),
     revision: n('revision'),
   };
 }
@@ -110,24 +117,64 @@ interface Retrieval {
  * filtering can never hide an authorized tool.
  */
 export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
+  const lexemes = await searchedLexemes(executor, request);
   if (request.vector?.search === 'index') {
     // The session settings (src/db/client.ts) make this an iterative scan.
-    const viaIndex = await runRetrieval(executor, request);
+    const viaIndex = await runRetrieval(executor, request, lexemes);
     if ((viaIndex.nearest ?? 0) >= request.depth) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
-    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } });
+    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } }, lexemes);
     return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
   }
-  const { candidates } = await runRetrieval(executor, request);
+  const { candidates } = await runRetrieval(executor, request, lexemes);
   return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
 }
 
+/** Most lexemes memoized per catalog-statistics entry (a bound on memory, not on correctness). */
+const TERM_MEMO_ENTRIES = 4096;
+
+/**
+ * The query's lexemes (PostgreSQL's `english` tokenizer) that the lexical leg searches: those in
+ * fewer than `commonTermPostings` visible tools. Deciding reads up to that many postings of each
+ * lexeme, most of the lexical leg's cost on a large catalog (a common word's cap is 20% of it), so
+ * the counts are memoized on the catalog statistics, which belong to one catalog revision: only
+ * lexemes new at this revision are counted, and the answer is the same as counting them all.
+ */
+export async function searchedLexemes(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'stats'>): Promise<string[]> {
+  const { stats } = request;
+  const cap = commonTermPostings(stats.visible);
+  const [row] = await rowsOf<{ lexemes: string[] | null }>(
+    executor.execute(sql`select array(select distinct u.lexeme from unnest(to_tsvector('english', ${request.text})) u order by 1) as lexemes`),
+  );
+  const lexemes = row?.lexemes ?? [];
+  const unknown = lexemes.filter((lexeme) => !stats.termPostings.has(lexeme));
+  if (unknown.length > 0) {
+    const counted = await rowsOf<{ lexeme: string; postings: number }>(
+      executor.execute(sql`
+        select u.lexeme, (select count(*) from (
+                 select 1 from tool_terms posting
+                 where ${postingVisibleTo(request.visibility, 'posting', stats.scopeSets)} and posting.lexeme = u.lexeme
+                 limit ${sql.raw(String(cap))}
+               ) probe)::int as postings
+        from unnest(${param(unknown)}::text[]) u(lexeme)`),
+    );
+    const postings = new Map(counted.map((r) => [r.lexeme, Number(r.postings)]));
+    for (const lexeme of unknown) {
+      const n = postings.get(lexeme) ?? 0;
+      if (stats.termPostings.size < TERM_MEMO_ENTRIES) stats.termPostings.set(lexeme, n);
+      postings.set(lexeme, n);
+    }
+    return lexemes.filter((lexeme) => (stats.termPostings.get(lexeme) ?? postings.get(lexeme)!) < cap);
+  }
+  return lexemes.filter((lexeme) => stats.termPostings.get(lexeme)! < cap);
+}
+
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
-export function retrievalStatement(request: RetrievalRequest): SQL {
+export function retrievalStatement(request: RetrievalRequest, lexemes: readonly string[]): SQL {
   const { stats, depth } = request;
   const lexical = lexicalLeg({
     visibility: request.visibility,
     filters: request.filters,
-    text: request.text,
+    lexemes,
     nameTokens: request.nameTokens,
     visible: stats.visible,
     scopeSets: stats.scopeSets,
@@ -140,8 +187,8 @@ export function retrievalStatement(request: RetrievalRequest): SQL {
   return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
 }
 
-async function runRetrieval(executor: Executor, request: RetrievalRequest): Promise<Retrieval> {
-  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request)));
+async function runRetrieval(executor: Executor, request: RetrievalRequest, lexemes: readonly string[]): Promise<Retrieval> {
+  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request, lexemes)));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
     nearest: num(rows[0]?.nearest) ?? (request.vector?.search === 'index' ? 0 : null),
@@ -156,8 +203,9 @@ async function runRetrieval(executor: Executor, request: RetrievalRequest): Prom
   };
 }
 
-/** Full rows of the shortlist, re-checked against the security predicate. */
-export async function shortlistRows(executor: Executor, visibility: Visibility, ids: number[]): Promise<ToolRow[]> {
+/** Full rows of the shortlist (without the search texts, which only the index reads), re-checked against the security predicate. */
+export async function shortlistRows(executor: Executor, visibility: Visibility, ids: number[]): Promise<ShortlistRow[]> {
   if (ids.length === 0) return [];
-  return executor.select().from(tools).where(and(visibleTo(visibility), inArray(tools.id, ids)));
+  const { searchName: _name, searchCard: _card, searchBody: _body, searchParams: _params, searchLearned: _learned, ...columns } = getTableColumns(tools);
+  return executor.select(columns).from(tools).where(and(visibleTo(visibility), inArray(tools.id, ids)));
 }

@@ -10,7 +10,7 @@ import { toSql } from 'pgvector';
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
 import { postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
-import { type Bm25Params, commonTermPostings, NAMESPACE_MIN_TOOLS } from './bm25f.js';
+import { type Bm25Params, NAMESPACE_MIN_TOOLS } from './bm25f.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
 export interface DiscoveryFilters {
@@ -28,8 +28,8 @@ export type VectorSearch =
 export interface LexicalLegInput {
   visibility: Visibility;
   filters: DiscoveryFilters;
-  /** Query text as the index sees it (identifiers already expanded). */
-  text: string;
+  /** The query's lexemes to search (searchedLexemes in repository.ts: common words already left out). */
+  lexemes: readonly string[];
   /** Lower-cased query tokens that may be tool names. */
   nameTokens: string[];
   /** Tools the caller may see (IDF). */
@@ -69,9 +69,8 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
 
 /**
  * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL):
- * - `query_terms`: the query's distinct lexemes;
- * - `searched_terms`: those in fewer than `commonTermPostings` visible tools, found by reading at
- *   most that many postings of each (a common word's long posting list is never read whole);
+ * - `searched_terms`: the query's distinct lexemes in fewer than `commonTermPostings` visible
+ *   tools (chosen by `searchedLexemes`, which never reads a common word's long posting list whole);
  * - `visible_postings`: their postings among what the caller may see: one index-only range scan per
  *   lexeme, the security predicate applied to the posting itself (migrations 0006, 0015);
  * - `term_weights`: per lexeme its IDF over the visible catalog, and whether it is a namespace word
@@ -87,25 +86,16 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
   const norm = (field: 'a' | 'b' | 'c' | 'd') =>
     `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
   const unseenIdf = Math.log(1 + (input.visible + 0.5) / 0.5);
-  const cap = commonTermPostings(input.visible);
   return sql`
-    query_terms as (
-      select distinct u.lexeme from unnest(to_tsvector('english', ${input.text})) u
-    ),
     searched_terms as (
-      select q.lexeme from query_terms q
-      where (select count(*) from (
-               select 1 from tool_terms posting
-               where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)} and posting.lexeme = q.lexeme
-               limit ${sql.raw(String(cap))}
-             ) probe) < ${sql.raw(String(cap))}
+      select unnest(${param([...input.lexemes])}::text[]) as lexeme
     ),
     visible_postings as materialized (
       select posting.tool_id, posting.lexeme, posting.tf_a, posting.tf_b, posting.tf_c, posting.tf_d,
              posting.len_a, posting.len_b, posting.len_c, posting.len_d
       from tool_terms posting
       where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
-        and posting.lexeme = any((select array_agg(lexeme) from searched_terms)::text[])
+        and posting.lexeme = any(${param([...input.lexemes])}::text[])
         ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
     ),
     term_weights as (

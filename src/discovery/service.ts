@@ -82,6 +82,8 @@ export class DiscoveryService {
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
   private readonly log: DiscoveryLogSink;
   private readonly shortlists: ShortlistCache;
+  /** Shortlists being computed, per cache key and revision: concurrent identical discoveries share one computation. */
+  private readonly computing = new Map<string, Promise<Computed>>();
 
   constructor(
     db: Db,
@@ -107,9 +109,18 @@ export class DiscoveryService {
     const looked = performance.now();
     let shortlist: CachedShortlist;
     let computed: Computed | undefined;
+    const flight = key === undefined ? undefined : `${revision}\u0000${key}`;
+    const joined = flight === undefined ? undefined : this.computing.get(flight);
     if (hit) shortlist = hit;
+    else if (joined) shortlist = (await joined).shortlist;
     else {
-      computed = await this.compute(principal, input, query, revision);
+      const pending = this.compute(principal, input, query, revision);
+      if (flight !== undefined) {
+        this.computing.set(flight, pending);
+        const done = () => void this.computing.delete(flight);
+        pending.then(done, done);
+      }
+      computed = await pending;
       shortlist = computed.shortlist;
       // A degraded answer (no query vector) is not what the next caller should get once the embedder is back.
       if (key !== undefined && !computed.degraded) this.shortlists.set(key, shortlist);

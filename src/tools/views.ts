@@ -21,12 +21,15 @@ export type ToolView = Omit<ToolDocument, 'extensions'> &
     updated_at: string;
   };
 
+/** The columns a card and a rendered schema are made from: a row without its search texts. */
+export type ShortlistRow = Omit<ToolRow, 'searchName' | 'searchCard' | 'searchBody' | 'searchParams' | 'searchLearned'>;
+
 /** The stored document of a row (the publisher's input with defaults applied). */
-export function documentOf(row: ToolRow): ToolDocument {
+export function documentOf(row: Pick<ToolRow, 'document'>): ToolDocument {
   return row.document as unknown as ToolDocument;
 }
 
-export function toCard(row: ToolRow): ToolCard {
+export function toCard(row: ShortlistRow): ToolCard {
   return {
     name: row.name,
     version: row.version,

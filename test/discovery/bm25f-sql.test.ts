@@ -1,14 +1,17 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { rowsOf } from '../../src/db/client.js';
+import { type Executor, rowsOf } from '../../src/db/client.js';
 import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
+import { catalogStats, retrieveCandidates, searchedLexemes } from '../../src/discovery/repository.js';
+import { ToolService } from '../../src/tools/service.js';
+import { ToolValidator } from '../../src/tools/validation.js';
 import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
 import { ORDER_TOOLS } from '../fixtures/order-tools.js';
-import { call, useApp } from '../helpers/app.js';
+import { call, testConfig, useApp } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
+import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
 const QUERIES = [
@@ -46,51 +49,84 @@ describe('idf, namespaces and common words', () => {
   });
 });
 
+/** Compares the lexical leg's SQL scores with the TypeScript BM25F over the tenant's postings; returns how many scores it compared. */
+async function compareWithReference(executor: Executor, tenant: string, queries: readonly string[], scopes: string[] = []): Promise<number> {
+  const stats = await catalogStats(executor, tenant, scopes);
+  const rows = await rowsOf<Record<string, number | string>>(
+    executor.execute(sql`select tool_id, lexeme, tf_a, tf_b, tf_c, tf_d, len_a, len_b, len_c, len_d from tool_terms where tenant_id = ${tenant}`),
+  );
+  const postings: Posting[] = rows.map((r) => ({
+    toolId: Number(r.tool_id),
+    lexeme: String(r.lexeme),
+    tf: [Number(r.tf_a), Number(r.tf_b), Number(r.tf_c), Number(r.tf_d)],
+    length: [Number(r.len_a), Number(r.len_b), Number(r.len_c), Number(r.len_d)],
+  }));
+  const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
+  let compared = 0;
+  for (const query of queries) {
+    const [lexemes] = await rowsOf<{ lexemes: string[] }>(executor.execute(sql`select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', ${query}))`));
+    const expected = bm25fScores(postings, lexemes!.lexemes, stats.visible, average, BM25_PARAMS);
+    const { candidates } = await retrieveCandidates(executor, {
+      visibility: { tenantId: tenant, scopes, includeRetired: false },
+      filters: {},
+      text: query,
+      nameTokens: [],
+      stats,
+      bm25: BM25_PARAMS,
+      depth: 1000,
+    });
+    const actual = new Map(candidates.map((c) => [c.toolId, c.lexical ?? 0]));
+    expect([...actual.keys()].sort(), query).toEqual([...expected.keys()].sort());
+    for (const [toolId, score] of expected) {
+      expect(actual.get(toolId), `${query}: tool ${toolId}`).toBeCloseTo(score, 9);
+      compared += 1;
+    }
+  }
+  return compared;
+}
+
 /** The lexical leg's SQL against the TypeScript BM25F over the same postings, on every leg. */
 forEachDatabase((db) => {
   describe('the lexical leg in SQL', () => {
     const ctx = useApp(db);
     const tenant = uniqueTenant('bm25f');
+    const large = uniqueTenant('bm25f-common');
+    // 210 tools share "widget": at least the 200 postings from which a word counts as common.
+    const widgets = 210;
+    const TUNE = ['widgets:tune'];
 
     beforeAll(async () => {
       const publisher = await token({ tenant, scopes: [PUBLISH] });
       for (const body of [...ORDER_TOOLS, ...MCP_SERVER_TOOLS]) expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body })).statusCode).toBe(201);
-    });
+      const tools = new ToolService(db.database.db);
+      const validator = new ToolValidator(testConfig().limits);
+      for (let i = 0; i < widgets; i += 1) {
+        const checked = validator.validate(toolDocument({ name: `tune_widget_${i}`, description: `Tune widget number ${i}.${i % 7 === 0 ? ' Zorblax calibration included.' : ''}`, summary: undefined, required_scopes: TUNE }));
+        if (!checked.ok) throw new Error(JSON.stringify(checked.issues));
+        await tools.register({ tenant: large, subject: 'ci', scopes: [PUBLISH] }, checked.document);
+      }
+    }, 120_000);
 
     it('scores every tool as the TypeScript BM25F does', async () => {
-      const executor = db.database.db;
-      const stats = await catalogStats(executor, tenant, []);
-      const rows = await rowsOf<Record<string, number | string>>(
-        executor.execute(sql`select tool_id, lexeme, tf_a, tf_b, tf_c, tf_d, len_a, len_b, len_c, len_d from tool_terms where tenant_id = ${tenant}`),
-      );
-      const postings: Posting[] = rows.map((r) => ({
-        toolId: Number(r.tool_id),
-        lexeme: String(r.lexeme),
-        tf: [Number(r.tf_a), Number(r.tf_b), Number(r.tf_c), Number(r.tf_d)],
-        length: [Number(r.len_a), Number(r.len_b), Number(r.len_c), Number(r.len_d)],
-      }));
-      const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
-      let compared = 0;
-      for (const query of QUERIES) {
-        const [lexemes] = await rowsOf<{ lexemes: string[] }>(executor.execute(sql`select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', ${query}))`));
-        const expected = bm25fScores(postings, lexemes!.lexemes, stats.visible, average, BM25_PARAMS);
-        const { candidates } = await retrieveCandidates(executor, {
-          visibility: { tenantId: tenant, scopes: [], includeRetired: false },
-          filters: {},
-          text: query,
-          nameTokens: [],
-          stats,
-          bm25: BM25_PARAMS,
-          depth: 100,
-        });
-        const actual = new Map(candidates.map((c) => [c.toolId, c.lexical ?? 0]));
-        expect([...actual.keys()].sort(), query).toEqual([...expected.keys()].sort());
-        for (const [toolId, score] of expected) {
-          expect(actual.get(toolId), `${query}: tool ${toolId}`).toBeCloseTo(score, 9);
-          compared += 1;
-        }
-      }
-      expect(compared).toBeGreaterThan(20);
+      expect(await compareWithReference(db.database.db, tenant, QUERIES)).toBeGreaterThan(20);
     });
+
+    it('leaves out the words the reference leaves out, counting each word once per catalog revision', async () => {
+      expect(commonTermPostings(widgets)).toBeLessThanOrEqual(widgets);
+      expect(await compareWithReference(db.database.db, large, ['tune the zorblax widget', 'zorblax calibration'], TUNE)).toBeGreaterThan(20);
+
+      const stats = await catalogStats(db.database.db, large, TUNE);
+      let statements = 0;
+      const counting = { execute: (query: SQL) => ((statements += 1), db.database.db.execute(query)) } as unknown as Executor;
+      const request = { visibility: { tenantId: large, scopes: TUNE, includeRetired: false }, text: 'tune the zorblax widget', stats };
+      expect(await searchedLexemes(counting, request)).toEqual(['zorblax']);
+      expect(statements).toBe(2); // the query's lexemes, then their postings counted
+      expect(Object.fromEntries(stats.termPostings)).toEqual({ tune: commonTermPostings(widgets), widget: commonTermPostings(widgets), zorblax: 30 });
+      expect(await searchedLexemes(counting, request)).toEqual(['zorblax']);
+      expect(statements).toBe(3); // known at this revision: tokenized, not counted again
+      // Postings the caller may not see are not counted.
+      const outsider = { ...request, visibility: { ...request.visibility, scopes: [] }, stats: await catalogStats(db.database.db, large, []) };
+      expect(await searchedLexemes(counting, outsider)).toEqual(['tune', 'widget', 'zorblax']);
+    }, 60_000);
   });
 });

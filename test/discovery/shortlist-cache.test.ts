@@ -33,6 +33,10 @@ const plain = (name: string, description: string, requiredScopes: string[] = [])
 const counter = (metrics: string, result: 'hit' | 'miss'): number =>
   Number(new RegExp(`tool_registry_shortlist_cache_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
 
+/** Retrieval statements run so far (the retrieval stage's count, over every search mode). */
+const retrievals = (metrics: string): number =>
+  [...metrics.matchAll(/tool_registry_discovery_stage_seconds_count\{stage="retrieval",search_mode="[a-z]+"\} (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+
 describe('ShortlistCache', () => {
   it('keys by the whole visibility and request, and freezes what it stores', () => {
     const input = { query: 'q', top_k: 3, format: 'openai' as const, mode: 'hybrid' as const };
@@ -101,6 +105,23 @@ forEachDatabase((db) => {
       expect((await discover()).tools.map((t) => t.name).sort()).toEqual(['export_sales_csv', 'export_sales_xlsx']);
       expect((await call(ctx.app, 'DELETE', '/v1/tools/export_sales_csv', { token: publisher })).statusCode).toBeLessThan(300);
       expect((await discover()).tools.map((t) => t.name)).toEqual(['export_sales_xlsx']);
+    }, 60_000);
+
+    it('computes concurrent identical discoveries once', async () => {
+      const tenant = uniqueTenant('shortlist-flight');
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: plain('archive_ticket', 'Archive a closed support ticket.') })).statusCode).toBe(201);
+      await ctx.flush();
+      const agent = await token({ tenant, scopes: [] });
+      const computations = async () => retrievals((await call(ctx.app, 'GET', '/metrics')).body);
+      const before = await computations();
+      const responses = await Promise.all(
+        Array.from({ length: 6 }, () => call(ctx.app, 'POST', '/v1/discover', { token: agent, body: { query: 'archive the closed ticket' } })),
+      );
+      expect(responses.map((r) => r.statusCode)).toEqual(Array(6).fill(200));
+      expect(new Set(responses.map((r) => JSON.stringify(r.json<DiscoverResponse>().tools))).size).toBe(1);
+      expect(new Set(responses.map((r) => r.json<DiscoverResponse>().discovery_id)).size).toBe(6);
+      expect((await computations()) - before).toBe(1);
     }, 60_000);
 
     it('never serves one scope set what another may see', async () => {
