@@ -3,8 +3,8 @@ import { and, getTableColumns, inArray, param, type SQL, sql } from 'drizzle-orm
 import { type Executor, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
 import { type Format, FORMATS } from '../tools/formats.js';
-import type { ShortlistRow } from '../tools/views.js';
 import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
+import type { ShortlistRow } from '../tools/views.js';
 import { type Bm25Params, commonTermPostings } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
