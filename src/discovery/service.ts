@@ -82,8 +82,6 @@ export class DiscoveryService {
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
   private readonly log: DiscoveryLogSink;
   private readonly shortlists: ShortlistCache;
-  /** Shortlists being computed, per cache key and revision: concurrent identical discoveries share one computation. */
-  private readonly computing = new Map<string, Promise<Computed>>();
 
   constructor(
     db: Db,
@@ -104,27 +102,15 @@ export class DiscoveryService {
     const query = prepareQuery(input.query);
     // One primary-key read: both caches serve only at the revision it names.
     const revision = await catalogRevision(this.reads, principal.tenant);
-    const key = this.shortlists.enabled ? ShortlistCache.key(principal, input, query.text) : undefined;
-    const hit = key === undefined ? undefined : this.shortlists.get(key, revision);
-    const looked = performance.now();
-    let shortlist: CachedShortlist;
-    let computed: Computed | undefined;
-    const flight = key === undefined ? undefined : `${revision}\u0000${key}`;
-    const joined = flight === undefined ? undefined : this.computing.get(flight);
-    if (hit) shortlist = hit;
-    else if (joined) shortlist = (await joined).shortlist;
-    else {
-      const pending = this.compute(principal, input, query, revision);
-      if (flight !== undefined) {
-        this.computing.set(flight, pending);
-        const done = () => void this.computing.delete(flight);
-        pending.then(done, done);
-      }
-      computed = await pending;
-      shortlist = computed.shortlist;
+    const revised = performance.now();
+    const { shortlist, computed } = await this.shortlists.resolve(
+      ShortlistCache.key(principal, input, query.text),
+      revision,
+      () => this.compute(principal, input, query, revision),
       // A degraded answer (no query vector) is not what the next caller should get once the embedder is back.
-      if (key !== undefined && !computed.degraded) this.shortlists.set(key, shortlist);
-    }
+      (fresh) => !fresh.degraded,
+    );
+    const looked = performance.now();
     const result: DiscoverResult = {
       discovery_id: randomUUID(),
       tools: [...shortlist.tools],
@@ -152,7 +138,7 @@ export class DiscoveryService {
       latencyMs: rendered - started,
     });
     const logged = performance.now();
-    this.onTimings({ ...computed?.timings, cache: looked - started, log: logged - rendered, total: logged - started }, shortlist.searchMode, computed?.vectorSearch);
+    this.onTimings({ ...computed?.timings, cache: (computed ? revised : looked) - started, log: logged - rendered, total: logged - started }, shortlist.searchMode, computed?.vectorSearch);
     return result;
   }
 

@@ -53,6 +53,8 @@ const deepFreeze = <T>(value: T): T => {
 export class ShortlistCache {
   readonly stats: ShortlistCacheStats = { hits: 0, misses: 0 };
   private readonly cache: LRUCache<string, CachedShortlist> | undefined;
+  /** Computations in progress, per revision and key. */
+  private readonly computing = new Map<string, Promise<{ shortlist: CachedShortlist }>>();
 
   constructor(options: ShortlistCacheOptions) {
     this.cache =
@@ -98,5 +100,34 @@ export class ShortlistCache {
 
   set(key: string, entry: CachedShortlist): void {
     this.cache?.set(key, deepFreeze(entry));
+  }
+
+  /**
+   * The shortlist of `key` at `revision`: cached, or from a computation of the same key and
+   * revision already in progress (concurrent identical discoveries share one), or from `compute`,
+   * filed when `keep` accepts it. `computed` is set only for the caller that computed.
+   */
+  async resolve<T extends { shortlist: CachedShortlist }>(
+    key: string,
+    revision: number,
+    compute: () => Promise<T>,
+    keep: (computed: T) => boolean,
+  ): Promise<{ shortlist: CachedShortlist; computed?: T }> {
+    if (!this.cache) {
+      const computed = await compute();
+      return { shortlist: computed.shortlist, computed };
+    }
+    const hit = this.get(key, revision);
+    if (hit) return { shortlist: hit };
+    const flight = `${revision}\u0000${key}`;
+    const joined = this.computing.get(flight) as Promise<T> | undefined;
+    if (joined) return { shortlist: (await joined).shortlist };
+    const pending = compute();
+    this.computing.set(flight, pending);
+    const done = () => void this.computing.delete(flight);
+    pending.then(done, done);
+    const computed = await pending;
+    if (keep(computed)) this.set(key, computed.shortlist);
+    return { shortlist: computed.shortlist, computed };
   }
 }

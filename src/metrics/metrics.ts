@@ -92,20 +92,27 @@ export class ServiceMetrics {
     this.authorizeDecisions.inc({ decision, reason: decision === 'allow' ? '' : reason });
   }
 
+  /** A counter per `label` value, read from live totals at each scrape (the totals only grow). */
+  private liveCounter(name: string, help: string, label: string, totals: () => Record<string, number>): void {
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [value, n] of Object.entries(totals())) this.inc({ [label]: value }, n);
+      },
+    });
+  }
+
   /** Exposes the query-embedding cache and embedder failures from the cache's live counters. */
   trackQueryEmbeddings(stats: QueryEmbeddingStats): void {
     const registry = this.registry;
-    new Counter({
-      name: 'tool_registry_query_embedding_cache_total',
-      help: 'Query embedding lookups by result: hit (cached), miss (computed)',
-      labelNames: ['result'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc({ result: 'hit' }, stats.hits);
-        this.inc({ result: 'miss' }, stats.misses);
-      },
-    });
+    this.liveCounter('tool_registry_query_embedding_cache_total', 'Query embedding lookups by result: hit (cached), miss (computed)', 'result', () => ({
+      hit: stats.hits,
+      miss: stats.misses,
+    }));
     new Counter({
       name: 'tool_registry_embedder_failures_total',
       help: 'Query embeddings that failed or timed out (discovery fell back to lexical)',
@@ -119,33 +126,21 @@ export class ServiceMetrics {
 
   /** Exposes the shortlist cache's hits and misses from its live counters. */
   trackShortlistCache(stats: ShortlistCacheStats): void {
-    new Counter({
-      name: 'tool_registry_shortlist_cache_total',
-      help: 'Discoveries by shortlist-cache result: hit (answered from the cache at the current catalog revision), miss (computed)',
-      labelNames: ['result'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc({ result: 'hit' }, stats.hits);
-        this.inc({ result: 'miss' }, stats.misses);
-      },
-    });
+    this.liveCounter(
+      'tool_registry_shortlist_cache_total',
+      'Discoveries by shortlist-cache result: hit (answered from the cache at the current catalog revision), miss (computed)',
+      'result',
+      () => ({ hit: stats.hits, miss: stats.misses }),
+    );
   }
 
   /** Exposes where replica-eligible reads went, and the replica's state and lag (DATABASE_READ_URL). */
   trackReadReplica(replica: ReadReplicaStatus): void {
-    new Counter({
-      name: 'tool_registry_db_reads_total',
-      help: 'Replica-eligible reads by the pool that answered (fell_back: failed on the replica, answered by the primary)',
-      labelNames: ['pool'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc({ pool: 'replica' }, replica.counts.replica);
-        this.inc({ pool: 'primary' }, replica.counts.primary);
-        this.inc({ pool: 'fell_back' }, replica.counts.fellBack);
-      },
-    });
+    this.liveCounter('tool_registry_db_reads_total', 'Replica-eligible reads by the pool that answered (fell_back: failed on the replica, answered by the primary)', 'pool', () => ({
+      replica: replica.counts.replica,
+      primary: replica.counts.primary,
+      fell_back: replica.counts.fellBack,
+    }));
     new Gauge({
       name: 'tool_registry_read_replica_usable',
       help: '1 while reads go to the read replica, 0 while the primary serves them',
@@ -166,17 +161,7 @@ export class ServiceMetrics {
 
   /** Exposes an in-process encoder's work: texts encoded and jobs waiting, per purpose (query, index). */
   trackEncoder(counters: () => EncoderCounters): void {
-    new Counter({
-      name: 'tool_registry_encoder_texts_total',
-      help: 'Texts the in-process encoder embedded, by purpose (query, index)',
-      labelNames: ['purpose'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        const { encoded } = counters();
-        for (const [purpose, n] of Object.entries(encoded)) this.inc({ purpose }, n);
-      },
-    });
+    this.liveCounter('tool_registry_encoder_texts_total', 'Texts the in-process encoder embedded, by purpose (query, index)', 'purpose', () => counters().encoded);
     new Gauge({
       name: 'tool_registry_encoder_queue',
       help: 'Encoder jobs waiting or running, by purpose (query, index)',
@@ -191,17 +176,10 @@ export class ServiceMetrics {
 
   /** Exposes the batched discovery log: entries written, dropped (buffer full), buffered, failed flushes. */
   trackDiscoveryLog(stats: DiscoveryLogStats): void {
-    new Counter({
-      name: 'tool_registry_discovery_log_entries_total',
-      help: 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full)',
-      labelNames: ['outcome'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc({ outcome: 'written' }, stats.written);
-        this.inc({ outcome: 'dropped' }, stats.dropped);
-      },
-    });
+    this.liveCounter('tool_registry_discovery_log_entries_total', 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full)', 'outcome', () => ({
+      written: stats.written,
+      dropped: stats.dropped,
+    }));
     new Counter({
       name: 'tool_registry_discovery_log_failed_flushes_total',
       help: 'Batched discovery log writes that failed (their entries are retried while the buffer has room)',
