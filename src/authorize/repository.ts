@@ -39,19 +39,41 @@ const countCallSql = (toolId: number, tenantId: string) => sql`
   insert into tool_usage (tool_id, tenant_id, calls) values (${toolId}, ${tenantId}, 1)
   on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`;
 
+/** One decision to record: its audit entry and, for an allowed call, the tool whose usage it counts. */
+export interface DecisionRecord {
+  entry: AuditEntry & { at: Date };
+  usage?: { toolId: number };
+}
+
 /**
- * A decision's audit entry and, for an allowed call, its usage count, in one statement: atomic
- * without an explicit transaction, so a decision costs one round trip and one commit.
+ * Decisions' audit entries and the usage counts of the allowed ones, in one statement: atomic
+ * without an explicit transaction, so a batch of decisions costs one round trip and one commit.
+ * Usage rows are summed per tool and upserted in key order, so concurrent batches (other replicas)
+ * lock the rows they share in the same order and cannot deadlock.
  */
-export async function recordDecision(executor: Executor, entry: AuditEntry, usage: { toolId: number } | undefined): Promise<void> {
-  const audit = sql`insert into ${auditLog} (tenant_id, actor, action, tool_name, tool_version, decision, reasons, discovery_id)
-    values (${entry.tenantId}, ${entry.actor ?? null}, ${entry.action}, ${entry.toolName}, ${entry.toolVersion ?? null}, ${entry.decision ?? null},
-            ${entry.reasons === undefined || entry.reasons === null ? null : JSON.stringify(entry.reasons)}::jsonb, ${entry.discoveryId ?? null}::uuid)`;
-  if (!usage) {
+export async function recordDecisions(executor: Executor, records: readonly DecisionRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const rows = records.map(({ entry }) => sql`(${entry.tenantId}, ${entry.at}, ${entry.actor ?? null}, ${entry.action}, ${entry.toolName}, ${entry.toolVersion ?? null},
+    ${entry.decision ?? null}, ${entry.reasons === undefined || entry.reasons === null ? null : JSON.stringify(entry.reasons)}::jsonb, ${entry.discoveryId ?? null}::uuid)`);
+  const audit = sql`insert into ${auditLog} (tenant_id, at, actor, action, tool_name, tool_version, decision, reasons, discovery_id) values ${sql.join(rows, sql`, `)}`;
+  const calls = new Map<string, { toolId: number; tenantId: string; calls: number }>();
+  for (const { entry, usage } of records) {
+    if (!usage) continue;
+    const key = `${entry.tenantId}\u0000${usage.toolId}`;
+    const counted = calls.get(key);
+    if (counted) counted.calls += 1;
+    else calls.set(key, { toolId: usage.toolId, tenantId: entry.tenantId, calls: 1 });
+  }
+  if (calls.size === 0) {
     await executor.execute(audit);
     return;
   }
-  await executor.execute(sql`with audit as (${audit}) ${countCallSql(usage.toolId, entry.tenantId)}`);
+  const usage = [...calls.values()]
+    .sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.toolId - b.toolId))
+    .map((u) => sql`(${u.toolId}::bigint, ${u.tenantId}, ${u.calls}::bigint)`);
+  await executor.execute(sql`with audit as (${audit})
+    insert into tool_usage (tool_id, tenant_id, calls) values ${sql.join(usage, sql`, `)}
+    on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + excluded.calls, last_called_at = now()`);
 }
 
 /** Counts one allowed call of a tool. */

@@ -6,8 +6,9 @@ import { holdsAll, type Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
+import { DecisionWriter } from './decision-writer.js';
 import { evaluatePolicy } from './policy.js';
-import { countCall, findForDecision, recordDecision, type ToolForDecision } from './repository.js';
+import { countCall, findForDecision, type ToolForDecision } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
 export type AuthorizeInput = Static<typeof AuthorizeBody>;
@@ -54,6 +55,7 @@ export type DecisionListener = (decision: Decision, cachedValidator: boolean) =>
  */
 export class AuthorizeService {
   private readonly validators = new LRUCache<string, CompiledValidator>({ max: 2_000 });
+  private readonly decisions: DecisionWriter;
 
   constructor(
     private readonly db: Db,
@@ -64,7 +66,9 @@ export class AuthorizeService {
     private readonly onLearned: () => void = () => undefined,
     /** The discovery log is written in batches: waits until a cited discovery is readable. */
     private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
-  ) {}
+  ) {
+    this.decisions = new DecisionWriter(db);
+  }
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
     const row = await findForDecision(this.db, principal.tenant, input.tool);
@@ -128,18 +132,19 @@ export class AuthorizeService {
       tenantId: principal.tenant,
       actor: principal.subject,
       action: 'authorize',
+      at: new Date(),
       toolName: input.tool,
       toolVersion: row?.version ?? null,
       decision: decision.decision,
       reasons: auditReasons,
       discoveryId: input.discovery_id ?? null,
     };
-    // Without a cited call to report, the decision is one statement (audit entry and usage count together).
-    // A cited call needs a subject to count: anonymous callers cannot teach.
+    // Without a cited call to report, the decision joins the next group commit (audit entry and
+    // usage count in one statement). A cited call needs a subject to count: anonymous callers cannot teach.
     const discoveryId = input.discovery_id;
     const subject = principal.subject;
     if (!allowed || !this.citedCalls.enabled || discoveryId === undefined || subject === null) {
-      await recordDecision(this.db, audit, allowed ? { toolId: row.id } : undefined);
+      await this.decisions.write({ entry: audit, usage: allowed ? { toolId: row.id } : undefined });
       return;
     }
     await this.discoveries.settle(discoveryId);
