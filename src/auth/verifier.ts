@@ -1,6 +1,7 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject, webcrypto } from 'node:crypto';
 
 import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -72,13 +73,17 @@ function describeJoseError(error: unknown): string {
   return 'token could not be verified';
 }
 
+/** Verified tokens remembered per process, and for how long at most. */
+export const VERIFIED_TOKENS = 10_000;
+export const VERIFIED_TOKEN_MS = 5 * 60_000;
+
 /**
  * Builds the verifier for the configured key: an HS256 secret, a PEM public key, or a JWKS URL
  * (fetched lazily and cached by jose). The algorithm allow-list never includes `none`, and never
  * HS* when an asymmetric key is configured (config rejects mixing them).
  */
 export function createVerifier(jwt: Config['jwt']): TokenVerifier {
-  let key: Uint8Array | KeyObject | JWTVerifyGetKey;
+  let key: Promise<webcrypto.CryptoKey> | KeyObject | JWTVerifyGetKey;
   let algorithms: string[];
   if (jwt.jwksUrl) {
     key = createRemoteJWKSet(new URL(jwt.jwksUrl));
@@ -88,7 +93,8 @@ export function createVerifier(jwt: Config['jwt']): TokenVerifier {
     key = publicKey;
     algorithms = algorithmsForKey(publicKey);
   } else if (jwt.secret) {
-    key = new TextEncoder().encode(jwt.secret);
+    // Imported once: jose would import raw secret bytes again on every verification.
+    key = webcrypto.subtle.importKey('raw', new TextEncoder().encode(jwt.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     algorithms = ['HS256'];
   } else {
     throw new Error('no JWT verification key configured');
@@ -100,14 +106,26 @@ export function createVerifier(jwt: Config['jwt']): TokenVerifier {
     clockTolerance: jwt.clockToleranceSeconds,
     requiredClaims: ['exp'],
   };
+  // Verified tokens, so a gateway's or runtime's token reused on every call is checked once: a hit
+  // stands until the token itself expires (what jwtVerify would accept, tolerance included), and
+  // at most VERIFIED_TOKEN_MS, so a key withdrawn from the JWKS stops working within that bound.
+  const verified = new LRUCache<string, { principal: Principal; until: number }>({ max: VERIFIED_TOKENS });
   return async (token) => {
+    const hit = verified.get(token);
+    if (hit && Date.now() < hit.until) return hit.principal;
+    if (hit) verified.delete(token);
     let payload: JWTPayload;
     try {
       // Overloads differ by key kind; both paths run the same verification.
-      payload = typeof key === 'function' ? (await jwtVerify(token, key, options)).payload : (await jwtVerify(token, key, options)).payload;
+      payload = typeof key === 'function' ? (await jwtVerify(token, key, options)).payload : (await jwtVerify(token, await key, options)).payload;
     } catch (error) {
       throw new AppError('unauthorized', describeJoseError(error), [], INVALID_TOKEN);
     }
-    return principalFromClaims(payload, jwt.tenantClaim, jwt.scopeClaim);
+    const claims = principalFromClaims(payload, jwt.tenantClaim, jwt.scopeClaim);
+    // Shared by every request that presents the token: frozen, so none can change it for the next.
+    const principal = Object.freeze({ ...claims, scopes: Object.freeze(claims.scopes) });
+    // exp is required (requiredClaims), so every verified token has one.
+    verified.set(token, { principal, until: Math.min((payload.exp! + jwt.clockToleranceSeconds) * 1000, Date.now() + VERIFIED_TOKEN_MS) });
+    return principal;
   };
 }

@@ -86,6 +86,37 @@ describe('HS256 (JWT_SECRET)', () => {
     expect((await verify(await token({ exp: nowSeconds - 29 }))).tenant).toBe('acme');
   });
 
+  it('stops accepting a remembered token once it expires, exactly when an unremembered one would', async () => {
+    const strict = verifierFor({ JWT_CLOCK_TOLERANCE_SECONDS: '5' });
+    const reused = await token({ exp: nowSeconds + 60 });
+    expect((await strict(reused)).tenant).toBe('acme');
+    vi.setSystemTime(NOW + 64_000);
+    expect((await strict(reused)).tenant).toBe('acme');
+    vi.setSystemTime(NOW + 65_000);
+    expect((await rejection(strict(reused))).message).toBe('token expired');
+    expect((await rejection(strict(reused))).message).toBe('token expired');
+  });
+
+  it('never answers one token with what another was verified as', async () => {
+    const tokens = await Promise.all(['acme', 'globex', 'initech'].map((tenant) => token({ tenant, scopes: [`${tenant}:read`] })));
+    for (let round = 0; round < 2; round += 1) {
+      for (const [i, tenant] of ['acme', 'globex', 'initech'].entries()) {
+        expect(await verify(tokens[i]!)).toEqual({ tenant, subject: 'user-1', scopes: [`${tenant}:read`] });
+      }
+    }
+    // A remembered token with its signature altered is verified afresh, and refused.
+    const tampered = `${tokens[0]!.slice(0, -2)}${tokens[0]!.endsWith('AA') ? 'BB' : 'AA'}`;
+    await rejection(verify(tampered));
+  });
+
+  it('hands out remembered callers frozen, so one request cannot change what the next is', async () => {
+    const reused = await token({ scopes: ['billing:read'] });
+    const first = await verify(reused);
+    const second = await verify(reused);
+    expect(second).toBe(first);
+    expect(Object.isFrozen(second) && Object.isFrozen(second.scopes)).toBe(true);
+  });
+
   it('applies JWT_CLOCK_TOLERANCE_SECONDS', async () => {
     const strict = verifierFor({ JWT_CLOCK_TOLERANCE_SECONDS: '0' });
     await rejection(strict(await token({ exp: nowSeconds - 1 })));
