@@ -33,6 +33,8 @@ const EnvSchema = Type.Object({
   EMBEDDING_LOCAL_THREADS: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
   EMBEDDING_LOCAL_MAX_CHARS: Type.Integer({ minimum: 64, maximum: 100000, default: 512 }),
   VECTOR_INDEX_MIN_TOOLS: Type.Integer({ minimum: 0, maximum: 100000000, default: 1000 }),
+  // The most maintenance_work_mem an HNSW build asks for (sized to the catalog up to this).
+  VECTOR_INDEX_BUILD_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: 1024 }),
   // Calibrated discovery scores (probability that a tool fits): tools under the minimum leave the
   // shortlist; a best score under the low-confidence floor flags it.
   DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.02 }),
@@ -109,6 +111,8 @@ export interface Config {
     localMaxChars: number;
     /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
     vectorIndexMinTools: number;
+    /** The most maintenance_work_mem, MiB, an HNSW index build asks for (sized to the catalog). */
+    vectorIndexBuildMemoryMb: number;
   };
   /** Score floors of discovery (calibrated probabilities, 0..1), and its shortlist cache. */
   discovery: { minScore: number; lowConfidenceScore: number; cache: { maxBytes: number; ttlMs: number } };
@@ -234,6 +238,7 @@ function toConfig(env: Env): Config {
       localThreads: env.EMBEDDING_LOCAL_THREADS,
       localMaxChars: env.EMBEDDING_LOCAL_MAX_CHARS,
       vectorIndexMinTools: env.VECTOR_INDEX_MIN_TOOLS,
+      vectorIndexBuildMemoryMb: env.VECTOR_INDEX_BUILD_MEMORY_MB,
     },
     discovery: {
       minScore: env.DISCOVERY_MIN_SCORE,

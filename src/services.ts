@@ -64,7 +64,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const indexer = embedder
     ? new EmbeddingIndexer(db, embedder, log, {
         ...DEFAULT_INDEXER_OPTIONS,
-        concurrentIndexBuild: database.concurrentIndexBuild,
+        indexBuild: { concurrently: database.concurrentIndexBuild, withSession: database.withSession, maxMemoryMb: config.embedding.vectorIndexBuildMemoryMb },
         vectorIndexMinTools: config.embedding.vectorIndexMinTools,
       })
     : undefined;

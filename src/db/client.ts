@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -15,8 +15,8 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Anything queries can run on: the database or an open transaction. */
 export type Executor = Db | Tx;
 
-/** Runs raw SQL (several statements allowed) and parameterized queries on one locked connection. */
-export interface MigrationSession {
+/** Runs raw SQL (several statements allowed) and parameterized queries on one connection. */
+export interface SqlSession {
   exec(sqlText: string): Promise<void>;
   query<T>(sqlText: string, params?: unknown[]): Promise<T[]>;
 }
@@ -32,7 +32,12 @@ export interface Database {
   concurrentIndexBuild: boolean;
   db: Db;
   /** Runs fn in one transaction holding the migration advisory lock (safe with many replicas). */
-  withMigrationLock<T>(fn: (session: MigrationSession) => Promise<T>): Promise<T>;
+  withMigrationLock<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn on one connection reserved for it, outside any transaction, so a SET holds for every
+   * statement fn runs (an index build's memory) and for no other caller's once fn resets it.
+   */
+  withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
   /** The node-postgres pool; absent for PGlite, a single in-process connection. */
@@ -74,6 +79,13 @@ export function createPool(url: string, poolSize: number, options: Omit<pg.PoolC
   return pool;
 }
 
+function clientSession(client: pg.PoolClient): SqlSession {
+  return {
+    exec: async (text) => void (await client.query(text)),
+    query: async <T>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[],
+  };
+}
+
 /** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
 export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   const pool = createPool(url, poolSize);
@@ -101,15 +113,20 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
       try {
         await client.query('begin');
         await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-        const result = await fn({
-          exec: async (text) => void (await client.query(text)),
-          query: async (text, params) => (await client.query(text, params)).rows,
-        });
+        const result = await fn(clientSession(client));
         await client.query('commit');
         return result;
       } catch (error) {
         await client.query('rollback').catch(() => undefined);
         throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async withSession(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn(clientSession(client));
       } finally {
         client.release();
       }
@@ -145,14 +162,18 @@ export function fromPglite(client: PGlite): Database {
     db: drizzlePglite({ client, schema }) as unknown as Db,
     // PGlite is a single connection that serializes transactions, so the transaction is the lock.
     withMigrationLock: (fn) =>
-      client.transaction((tx) =>
-        fn({
-          exec: async (text) => void (await tx.exec(text)),
-          query: async (text, params) => (await tx.query(text, params)).rows as never,
-        }),
-      ),
+      client.transaction((tx) => fn(pgliteSession(tx))),
+    // The one connection is every caller's: fn's statements interleave with theirs.
+    withSession: (fn) => fn(pgliteSession(client)),
     ping: async () => void (await client.query('select 1')),
     close: () => client.close(),
+  };
+}
+
+function pgliteSession(target: Pick<Transaction, 'exec' | 'query'>): SqlSession {
+  return {
+    exec: async (text) => void (await target.exec(text)),
+    query: async <T>(text: string, params?: unknown[]) => (await target.query<T>(text, params)).rows,
   };
 }
 

@@ -4,15 +4,15 @@ import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
 import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
-import { ensureVectorIndex, largestCatalog } from './vector-index.js';
+import { ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
   batchSize: number;
   /** Delay before retrying after a failure, and the period of the safety sweep. */
   retryMs: number;
-  /** Build the vector index without blocking writes (PostgreSQL; PGlite has one connection). */
-  concurrentIndexBuild: boolean;
+  /** How to build the model's HNSW index (concurrently on PostgreSQL; its session and memory). */
+  indexBuild: IndexBuild;
   /**
    * Build the model's HNSW index once some tenant has this many active tools (discovery uses it
    * from there on): smaller catalogs never pay for maintaining it on every insert.
@@ -20,7 +20,7 @@ export interface IndexerOptions {
   vectorIndexMinTools: number;
 }
 
-export const DEFAULT_INDEXER_OPTIONS: IndexerOptions = { batchSize: 64, retryMs: 5_000, concurrentIndexBuild: false, vectorIndexMinTools: 1000 };
+export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, 'indexBuild'> = { batchSize: 64, retryMs: 5_000, vectorIndexMinTools: 1000 };
 
 /**
  * Keeps tool vectors current. Registration only notifies; the indexer embeds stale tools in
@@ -42,7 +42,7 @@ export class EmbeddingIndexer {
     private readonly db: Db,
     private readonly embedder: Embedder,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
-    private readonly options: IndexerOptions = DEFAULT_INDEXER_OPTIONS,
+    private readonly options: IndexerOptions,
   ) {}
 
   /** The model whose vectors this indexer maintains. */
@@ -89,7 +89,7 @@ export class EmbeddingIndexer {
         while (!this.stopped && (await this.sweepBatch()) > 0);
         // Once discovery would use it, make sure this model's HNSW index exists (once per process).
         if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
-          this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.concurrentIndexBuild, this.log);
+          this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.indexBuild, this.log);
         }
         this.status = 'ok';
       } catch (error) {

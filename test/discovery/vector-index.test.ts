@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 
-import { rowsOf } from '../../src/db/client.js';
-import { vectorIndexName } from '../../src/embedding/vector-index.js';
+import { rowsOf, type SqlSession } from '../../src/db/client.js';
+import { ensureVectorIndex, indexBuildMemoryMb, vectorIndexName } from '../../src/embedding/vector-index.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
@@ -118,6 +118,79 @@ forEachDatabase((db) => {
       await publish(4);
       await ctx.flush();
       expect(await indexExists()).toBe(true);
+    });
+  });
+});
+
+describe('the memory of an HNSW build', () => {
+  it('is sized to the vectors, never under PostgreSQL’s 64 MiB default nor over the configured maximum', () => {
+    expect(indexBuildMemoryMb(1_000, 384, 1024)).toBe(64);
+    // 200,000 vectors of 384 dimensions: (1,536 + 800) bytes each, a quarter more for headroom.
+    expect(indexBuildMemoryMb(200_000, 384, 1024)).toBe(557);
+    expect(indexBuildMemoryMb(1_000_000, 384, 1024)).toBe(1024);
+    expect(indexBuildMemoryMb(1_000_000, 384, 64)).toBe(64);
+  });
+});
+
+forEachDatabase((db) => {
+  describe('the HNSW build session', () => {
+    const model = 'build-session-8';
+    const tenant = uniqueTenant('hnsw-session');
+
+    it('sets its memory on one reserved connection and gives the connection back as it found it', async () => {
+      const executor = db.database.db;
+      await executor.execute(sql`
+        insert into tools (tenant_id, name, version, revision, summary, description, sensitivity, document, content_hash, token_costs,
+                           search_name, search_card, search_body, search_params, required_scopes)
+        select ${tenant}, 'tool_' || i, '1.0.0', 1, 'summary', 'description', 'low', '{}'::jsonb, md5(i::text), '{"openai": 10}'::jsonb,
+               'tool ' || i, '', 'description', '', '{}'::text[]
+        from generate_series(1, 20) i`);
+      await executor.execute(sql`
+        insert into tool_embeddings (tool_id, tenant_id, model, ord, dims, content_hash, embedding)
+        select t.id, t.tenant_id, ${model}, 0, 8, '', (select array_agg(cos(t.id * 3 + d)) from generate_series(1, 8) d)::vector
+        from tools t where t.tenant_id = ${tenant}`);
+      const seen: string[][] = [];
+      const build = {
+        concurrently: db.database.concurrentIndexBuild,
+        maxMemoryMb: 512,
+        withSession: <T>(fn: (session: SqlSession) => Promise<T>) =>
+          db.database.withSession(async (session) => {
+            // Something else than what the build asks for, to see its SET take effect.
+            await session.exec("set maintenance_work_mem = '100MB'");
+            return fn({
+              exec: async (text) => {
+                await session.exec(text);
+                // Each statement, and what the build's own connection holds after it.
+                const [row] = await session.query<{ memory: string }>("select current_setting('maintenance_work_mem') as memory");
+                seen.push([text.trim().split(/\s/)[0]!, row!.memory]);
+              },
+              query: session.query,
+            });
+          }),
+      };
+      expect(await ensureVectorIndex(executor, model, build, { info: () => undefined })).toBe(true);
+      // 64 MiB for 20 vectors, the create under it, then back to the server's default.
+      expect(seen).toEqual([
+        ['set', '64MB'],
+        ['create', '64MB'],
+        ['reset', '64MB'],
+      ]);
+      const [index] = await rowsOf<{ valid: boolean }>(
+        executor.execute(sql`select i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid where c.relname = ${vectorIndexName(model, 8)}`),
+      );
+      expect(index?.valid).toBe(true);
+    }, 60_000);
+
+    it('runs every statement of fn on the same connection, while other queries use the pool', async () => {
+      const settings = await db.database.withSession(async (session) => {
+        await session.exec("set application_name = 'index-build'");
+        // Other callers meanwhile: on a pool they take the other connections, not this one.
+        await Promise.all(Array.from({ length: 12 }, () => db.database.db.execute(sql`select pg_sleep(0.01)`)));
+        const [row] = await session.query<{ name: string }>("select current_setting('application_name') as name");
+        await session.exec('reset application_name');
+        return row?.name;
+      });
+      expect(settings).toBe('index-build');
     });
   });
 });

@@ -36,7 +36,9 @@ forEachDatabase((db) => {
         insert into tool_embeddings (tool_id, tenant_id, model, ord, dims, content_hash, embedding)
         select t.id, t.tenant_id, ${MODEL}, 0, ${DIMS}, '', (select array_agg(sin(t.id * 7 + d)) from generate_series(1, ${DIMS}) d)::vector
         from tools t where t.tenant_id = ${tenant}`);
-      expect(await ensureVectorIndex(executor, MODEL, false, { info: () => undefined })).toBe(true);
+      // The service's own build: concurrently where the driver allows it, on a reserved session.
+      const build = { concurrently: db.database.concurrentIndexBuild, withSession: db.database.withSession, maxMemoryMb: 256 };
+      expect(await ensureVectorIndex(executor, MODEL, build, { info: () => undefined })).toBe(true);
       await executor.execute(sql`analyze tools`);
       await executor.execute(sql`analyze tool_embeddings`);
     }, 120_000);
