@@ -86,7 +86,12 @@ export class EmbeddingIndexer {
     do {
       this.again = false;
       try {
-        while (!this.stopped && (await this.sweepBatch()) > 0);
+        // One pass over the stale tools in id order; a change made behind it sets `again`.
+        for (let after = 0; !this.stopped; ) {
+          const last = await this.sweepBatch(after);
+          if (last === undefined) break;
+          after = last;
+        }
         // Once discovery would use it, make sure this model's HNSW index exists (once per process).
         if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
           this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.indexBuild, this.log);
@@ -102,14 +107,15 @@ export class EmbeddingIndexer {
   }
 
   /**
-   * Brings one batch of stale tools up to date; returns how many. Only texts without a current
+   * Brings one batch of stale tools after id `after` up to date; returns the last id it did, or
+   * undefined when none was left. Only texts without a current
    * vector are embedded: a new learned alias or an edited example costs one text, not the tool's
    * every text (learning must not let callers multiply the embedder's work).
    */
-  private async sweepBatch(): Promise<number> {
+  private async sweepBatch(after: number): Promise<number | undefined> {
     const { model } = this.embedder;
-    const batch = await staleTools(this.db, model, this.options.batchSize);
-    if (batch.length === 0) return 0;
+    const batch = await staleTools(this.db, model, this.options.batchSize, after);
+    if (batch.length === 0) return undefined;
     const known = await vectorsByText(this.db, batch.map((tool) => tool.id), model);
     const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, hash: textHash(text) })));
     const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
@@ -126,6 +132,6 @@ export class EmbeddingIndexer {
       const vectors = texts[i]!.map(({ text, hash }) => ({ textHash: hash, vector: known.get(tool.id)?.get(hash) ?? fresh.get(text)! }));
       await saveEmbeddings(this.db, tool.id, model, tool.stamp, vectors);
     }
-    return batch.length;
+    return batch.at(-1)!.id;
   }
 }

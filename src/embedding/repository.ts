@@ -18,14 +18,19 @@ export interface StaleTool extends EmbeddableCard {
 // What the vectors were computed from: the document, the learned aliases and the card texts' version.
 const STAMP = sql.raw(`md5(t.content_hash || t.search_learned || ${literal(CARD_TEXTS_VERSION)})`);
 
-/** Active tools whose vectors for `model` are missing or older than their content. */
-export async function staleTools(db: Db, model: string, limit: number): Promise<StaleTool[]> {
+/**
+ * Active tools after id `after` whose vectors for `model` are missing or older than their content,
+ * in id order. A sweep passes on the last id it got, so each batch starts where the previous one
+ * stopped: from the start every time, each batch walked past every tool already embedded, and at
+ * 100,000 tools finding a batch of 64 took 0.4 s.
+ */
+export async function staleTools(db: Db, model: string, limit: number, after = 0): Promise<StaleTool[]> {
   const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string }>(
     db.execute(sql`
     select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp
     from ${tools} t
     left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
-    where t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})
+    where t.status = 'active' and t.id > ${after} and (e.tool_id is null or e.content_hash <> ${STAMP})
     order by t.id
     limit ${limit}`),
   );
