@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import { CARD_TEXTS_VERSION } from '../../src/embedding/embedding-texts.js';
 import { ensureVectorExtension, withClient } from '../pg-session.js';
 import { Child } from './processes.js';
 
@@ -88,8 +89,8 @@ export async function toolsWithoutVectors(url: string, model: string): Promise<n
       `select count(*)::int as n from tools t
        where t.status = 'active' and not exists (
          select 1 from tool_embeddings e where e.tool_id = t.id and e.model = $1 and e.ord = 0
-           and e.content_hash = md5(t.content_hash || t.search_learned))`,
-      [model],
+           and e.content_hash = md5(t.content_hash || t.search_learned || $2))`,
+      [model, CARD_TEXTS_VERSION],
     ),
   );
   return rows[0]!.n;

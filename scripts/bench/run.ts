@@ -358,6 +358,12 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     if (opts.embedder === 'loopback') {
       await waitUntilDone(async () => ctx.expectedTexts - embedder.embedded, 60_000);
       how = 'loopback embedder count';
+      // Texts the embedder answered are not vectors stored (at 100,000 tools the count was reached
+      // with 23,000 tools still without vectors): on PostgreSQL, count the stored ones.
+      if (pgUrl) {
+        await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
+        how = 'PostgreSQL: every active tool has a current vector';
+      }
     } else if (pgUrl) {
       await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
       how = 'PostgreSQL: every active tool has a current vector';
