@@ -353,7 +353,8 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     const registration = await register(base, ctx.catalogs, Number(opts.workers));
     const waitStarted = performance.now();
     log(`registered at ${registration.toolsPerSecond} tools/s; waiting for vectors`);
-    const model = opts.embedder === 'local' ? 'use-lite-512' : 'bench-hash-512';
+    // The service's model names: the local encoder's own, an OpenAI-compatible provider's prefixed.
+    const model = opts.embedder === 'local' ? 'use-lite-512' : 'openai:bench-hash-512';
     let how: Registration['indexedBy'];
     if (opts.embedder === 'loopback') {
       await waitUntilDone(async () => ctx.expectedTexts - embedder.embedded, 60_000);
