@@ -126,9 +126,13 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
     async withSession(fn) {
       const client = await pool.connect();
       try {
-        return await fn(clientSession(client));
-      } finally {
+        const result = await fn(clientSession(client));
         client.release();
+        return result;
+      } catch (error) {
+        // fn may have stopped between a SET and its RESET: close the connection rather than pool it.
+        client.release(true);
+        throw error;
       }
     },
     ping: async () => void (await pool.query('select 1')),
