@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, param, type SQL, sql } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
 import { type ToolRow, tools, toolVersions } from '../db/schema.js';
@@ -40,8 +40,10 @@ export async function findNameClash(executor: Executor, tenantId: string, name: 
 }
 
 /** A text[] literal built from bound parameters; `array[]::text[]` when empty. */
+// One array parameter, not one per element: a caller with a hundred scopes made drizzle build and
+// the driver send a hundred parameters in every statement (~0.5 ms of a shortlist fetch).
 function textArray(values: readonly string[]) {
-  return sql`array[${sql.join(values.map((v) => sql`${v}`), sql`, `)}]::text[]`;
+  return sql`${param([...values])}::text[]`;
 }
 
 /** The SQL predicate of the security filter shared by listing and every retrieval leg. */
