@@ -13,11 +13,26 @@ export interface ToolForDecision {
   revision: number;
   status: 'active' | 'retired';
   requiredScopes: string[];
-  parameters: Record<string, unknown>;
-  policy: PolicyRule[];
+  /**
+   * The parameter schema and policy rules, or `known` when the row is still at the id and revision
+   * the caller already holds them for (a change always bumps the revision).
+   */
+  rules: 'known' | { parameters: Record<string, unknown>; policy: PolicyRule[] };
 }
 
-export async function findForDecision(executor: Executor, tenantId: string, name: string): Promise<ToolForDecision | undefined> {
+/** What the caller already holds a tool's schema and rules for. */
+export interface KnownRevision {
+  id: number;
+  revision: number;
+}
+
+/**
+ * The tool's current row. With `known`, the schema and rules are sent only if the row moved past
+ * that revision: they are the bulk of the row (about 0.2 ms of a 0.3-0.5 ms read, measured on
+ * PostgreSQL and PGlite), and the caller has what it compiled from them.
+ */
+export async function findForDecision(executor: Executor, tenantId: string, name: string, known?: KnownRevision): Promise<ToolForDecision | undefined> {
+  const isKnown = known ? sql<boolean>`(${tools.id} = ${known.id} and ${tools.revision} = ${known.revision})` : sql<boolean>`false`;
   const [row] = await executor
     .select({
       id: tools.id,
@@ -26,12 +41,15 @@ export async function findForDecision(executor: Executor, tenantId: string, name
       revision: tools.revision,
       status: tools.status,
       requiredScopes: tools.requiredScopes,
-      parameters: sql<Record<string, unknown>>`${tools.document}->'parameters'`,
-      policy: sql<PolicyRule[] | null>`${tools.document}->'policy'`,
+      known: isKnown,
+      parameters: sql<Record<string, unknown> | null>`case when ${isKnown} then null else ${tools.document}->'parameters' end`,
+      policy: sql<PolicyRule[] | null>`case when ${isKnown} then null else ${tools.document}->'policy' end`,
     })
     .from(tools)
     .where(and(eq(tools.tenantId, tenantId), eq(tools.name, name)));
-  return row ? { ...row, policy: row.policy ?? [] } : undefined;
+  if (!row) return undefined;
+  const { known: isSame, parameters, policy, ...columns } = row;
+  return { ...columns, rules: isSame ? 'known' : { parameters: parameters ?? {}, policy: policy ?? [] } };
 }
 
 /** One more allowed call of a tool in its tenant's usage count. */
