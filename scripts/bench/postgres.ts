@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import { CARD_TEXTS_VERSION } from '../../src/embedding/embedding-texts.js';
+import { openPostgres } from '../../src/db/client.js';
+import { toolsWithoutCurrentVectors } from '../../src/embedding/repository.js';
 import { ensureVectorExtension, withClient } from '../pg-session.js';
 import { Child } from './processes.js';
 
@@ -82,16 +83,12 @@ export async function vectorIndexReady(url: string): Promise<boolean> {
   return rows[0]!.ready;
 }
 
-/** Active tools of the database at `url` that have no current first vector for `model`. */
+/** Active tools without a current vector for `model`, counted the service's way. */
 export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
-  const { rows } = await withClient(url, (client) =>
-    client.query<{ n: number }>(
-      `select count(*)::int as n from tools t
-       where t.status = 'active' and not exists (
-         select 1 from tool_embeddings e where e.tool_id = t.id and e.model = $1 and e.ord = 0
-           and e.content_hash = md5(t.content_hash || t.search_learned || $2))`,
-      [model, CARD_TEXTS_VERSION],
-    ),
-  );
-  return rows[0]!.n;
+  const database = await openPostgres(url, 1);
+  try {
+    return await toolsWithoutCurrentVectors(database.db, model);
+  } finally {
+    await database.close();
+  }
 }

@@ -13,26 +13,11 @@ export interface ToolForDecision {
   revision: number;
   status: 'active' | 'retired';
   requiredScopes: string[];
-  /**
-   * The parameter schema and policy rules, or `known` when the row is still at the id and revision
-   * the caller already holds them for (a change always bumps the revision).
-   */
-  rules: 'known' | { parameters: Record<string, unknown>; policy: PolicyRule[] };
+  parameters: Record<string, unknown>;
+  policy: PolicyRule[];
 }
 
-/** What the caller already holds a tool's schema and rules for. */
-export interface KnownRevision {
-  id: number;
-  revision: number;
-}
-
-/**
- * The tool's current row. With `known`, the schema and rules are sent only if the row moved past
- * that revision: they are the bulk of the row (about 0.2 ms of a 0.3-0.5 ms read, measured on
- * PostgreSQL and PGlite), and the caller has what it compiled from them.
- */
-export async function findForDecision(executor: Executor, tenantId: string, name: string, known?: KnownRevision): Promise<ToolForDecision | undefined> {
-  const isKnown = known ? sql<boolean>`(${tools.id} = ${known.id} and ${tools.revision} = ${known.revision})` : sql<boolean>`false`;
+export async function findForDecision(executor: Executor, tenantId: string, name: string): Promise<ToolForDecision | undefined> {
   const [row] = await executor
     .select({
       id: tools.id,
@@ -41,21 +26,13 @@ export async function findForDecision(executor: Executor, tenantId: string, name
       revision: tools.revision,
       status: tools.status,
       requiredScopes: tools.requiredScopes,
-      known: isKnown,
-      parameters: sql<Record<string, unknown> | null>`case when ${isKnown} then null else ${tools.document}->'parameters' end`,
-      policy: sql<PolicyRule[] | null>`case when ${isKnown} then null else ${tools.document}->'policy' end`,
+      parameters: sql<Record<string, unknown>>`${tools.document}->'parameters'`,
+      policy: sql<PolicyRule[] | null>`${tools.document}->'policy'`,
     })
     .from(tools)
     .where(and(eq(tools.tenantId, tenantId), eq(tools.name, name)));
-  if (!row) return undefined;
-  const { known: isSame, parameters, policy, ...columns } = row;
-  return { ...columns, rules: isSame ? 'known' : { parameters: parameters ?? {}, policy: policy ?? [] } };
+  return row ? { ...row, policy: row.policy ?? [] } : undefined;
 }
-
-/** One more allowed call of a tool in its tenant's usage count. */
-const countCallSql = (toolId: number, tenantId: string) => sql`
-  insert into tool_usage (tool_id, tenant_id, calls) values (${toolId}, ${tenantId}, 1)
-  on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + 1, last_called_at = now()`;
 
 /** One decision to record: its audit entry and, for an allowed call, the tool whose usage it counts. */
 export interface DecisionRecord {
@@ -92,9 +69,4 @@ export async function recordDecisions(executor: Executor, records: readonly Deci
   await executor.execute(sql`with audit as (${audit})
     insert into tool_usage (tool_id, tenant_id, calls) values ${sql.join(usage, sql`, `)}
     on conflict (tool_id, tenant_id) do update set calls = tool_usage.calls + excluded.calls, last_called_at = now()`);
-}
-
-/** Counts one allowed call of a tool. */
-export async function countCall(executor: Executor, toolId: number, tenantId: string): Promise<void> {
-  await executor.execute(countCallSql(toolId, tenantId));
 }

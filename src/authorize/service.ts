@@ -1,15 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import type { Static } from 'typebox';
 
-import { appendAudit } from '../audit/repository.js';
 import { holdsAll, type Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
-import type { PolicyRule } from '../tools/policy-rule.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
 import { evaluatePolicy } from './policy.js';
-import { countCall, findForDecision, type ToolForDecision } from './repository.js';
+import { findForDecision, recordDecisions, type ToolForDecision } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
 export type AuthorizeInput = Static<typeof AuthorizeBody>;
@@ -45,26 +43,17 @@ export interface CitedCallListener {
 
 const NO_LISTENER: CitedCallListener = { enabled: false, cited: async () => false };
 
-/** What a tool's stored schema and rules compile to, for one revision of it. */
-interface CompiledRules {
-  id: number;
-  revision: number;
-  validate: CompiledValidator;
-  policy: PolicyRule[];
-}
-
 /** Called once per decision (metrics). */
 export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
 
 /**
  * The gateway's check before a tool call. Everything comes from the verified token and the
  * tool's current row, read fresh on every call (so a retirement or a tightened scope applies to
- * the very next call on every replica). Only what a revision compiles to is kept (argument
- * validator, policy rules), per tenant and tool name: the read says whether the row is still at
- * that id and revision (a change always bumps it) and sends the schema and rules only if not.
+ * the very next call on every replica); only compiled argument validators are cached, keyed by
+ * tool id and revision, which a change always bumps.
  */
 export class AuthorizeService {
-  private readonly compiled = new LRUCache<string, CompiledRules>({ max: 2_000 });
+  private readonly validators = new LRUCache<string, CompiledValidator>({ max: 2_000 });
   private readonly decisions: DecisionWriter;
 
   constructor(
@@ -81,9 +70,7 @@ export class AuthorizeService {
   }
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
-    const key = `${principal.tenant}\u0000${input.tool}`;
-    const held = this.compiled.get(key);
-    const row = await findForDecision(this.db, principal.tenant, input.tool, held);
+    const row = await findForDecision(this.db, principal.tenant, input.tool);
     const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
     let cached = false;
     let decision: Decision;
@@ -95,7 +82,7 @@ export class AuthorizeService {
         ? [{ code: 'missing_scopes', missing: row.requiredScopes.filter((s) => !principal.scopes.includes(s)) }]
         : [{ code: 'unknown_tool' }];
     } else {
-      const checked = this.check(row, this.rulesOf(key, row, held), principal, input);
+      const checked = this.check(row, principal, input);
       cached = checked.cached;
       decision = { decision: checked.reasons.length === 0 ? 'allow' : 'deny', reasons: checked.reasons, tool: { name: row.name, version: row.version } };
       auditReasons = decision.reasons;
@@ -105,28 +92,23 @@ export class AuthorizeService {
     return decision;
   }
 
-  /** The compiled schema and rules of the row's revision: the held ones when the read says they are current. */
-  private rulesOf(key: string, row: ToolForDecision, held: CompiledRules | undefined): { rules: CompiledRules; cached: boolean } {
-    // 'known' comes back only for the id and revision `held` names.
-    if (row.rules === 'known') return { rules: held!, cached: true };
-    let validate: CompiledValidator;
-    try {
-      validate = compileSchema(row.rules.parameters);
-    } catch {
-      validate = uncheckable;
-    }
-    const rules = { id: row.id, revision: row.revision, validate, policy: row.rules.policy };
-    this.compiled.set(key, rules);
-    return { rules, cached: false };
-  }
-
-  private check(row: ToolForDecision, compiled: { rules: CompiledRules; cached: boolean }, principal: Principal, input: AuthorizeInput): { reasons: Reason[]; cached: boolean } {
+  private check(row: ToolForDecision, principal: Principal, input: AuthorizeInput): { reasons: Reason[]; cached: boolean } {
     const reasons: Reason[] = [];
     if (row.status === 'retired') reasons.push({ code: 'retired', message: `tool '${row.name}' is retired` });
     if (input.version !== undefined && input.version !== row.version) {
       reasons.push({ code: 'version_mismatch', message: `version ${input.version} is not the current version ${row.version}`, pointer: '/version' });
     }
-    const { validate, policy } = compiled.rules;
+    const key = `${row.id}:${row.revision}`;
+    let validate = this.validators.get(key);
+    const cached = validate !== undefined;
+    if (!validate) {
+      try {
+        validate = compileSchema(row.parameters);
+      } catch {
+        validate = uncheckable;
+      }
+      this.validators.set(key, validate);
+    }
     const invalid = exceedsDepth(input.arguments, MAX_ARGUMENT_DEPTH)
       ? [{ pointer: '/', message: `must not nest deeper than ${MAX_ARGUMENT_DEPTH} levels` }]
       : validate(input.arguments);
@@ -135,11 +117,11 @@ export class AuthorizeService {
     }
     // Rules read argument values, so they run only on arguments the schema accepted.
     if (invalid.length === 0) {
-      for (const violation of evaluatePolicy(policy, input.arguments, principal.scopes)) {
+      for (const violation of evaluatePolicy(row.policy, input.arguments, principal.scopes)) {
         reasons.push({ code: 'policy_denied', message: violation.message });
       }
     }
-    return { reasons, cached: compiled.cached };
+    return { reasons, cached };
   }
 
   /** Audit, usage and what a cited call teaches in one transaction: a decision is recorded whole or not at all. */
@@ -166,8 +148,7 @@ export class AuthorizeService {
     }
     await this.discoveries.settle(discoveryId);
     const learned = await this.db.transaction(async (tx) => {
-      await appendAudit(tx, audit);
-      await countCall(tx, row.id, principal.tenant);
+      await recordDecisions(tx, [{ entry: audit, usage: { toolId: row.id } }]);
       return this.citedCalls.cited(tx, { toolId: row.id, toolName: row.name, tenantId: principal.tenant, subject, discoveryId });
     });
     if (learned) this.onLearned();

@@ -1,8 +1,5 @@
-import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { findForDecision } from '../../src/authorize/repository.js';
-import { rowsOf } from '../../src/db/client.js';
 import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
@@ -106,7 +103,7 @@ forEachDatabase((db) => {
       expect(retired.body.reasons.map((r) => r.code)).toEqual(['retired']);
     });
 
-    it('checks a republished schema and policy from the very next call, and sends them only when the revision moved', async () => {
+    it('checks a republished schema and policy from the very next call', async () => {
       const doc = (version: string, extra: Record<string, unknown>) => toolDocument({ name: 'rules_tool', version, required_scopes: [], ...extra });
       expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: doc('1.0.0', { policy: undefined }) })).statusCode).toBe(201);
       const body = { tool: 'rules_tool', arguments: { invoice_id: 'inv_1', amount: 900 } };
@@ -120,14 +117,6 @@ forEachDatabase((db) => {
       const denied = await authorize(writer, { tool: 'rules_tool', arguments: { invoice_id: 'inv_1' } });
       expect(denied.body.reasons.map((r) => [r.code, r.pointer])).toEqual([['invalid_arguments', '/arguments/invoice_id']]);
       expect((await authorize(writer, { tool: 'rules_tool', arguments: { invoice_id: 'INV-1' } })).body.decision).toBe('allow');
-
-      const [row] = await rowsOf<{ id: number; revision: number }>(db.database.db.execute(sql`select id, revision from tools where tenant_id = ${tenant} and name = 'rules_tool'`));
-      const current = { id: Number(row!.id), revision: Number(row!.revision) };
-      expect((await findForDecision(db.database.db, tenant, 'rules_tool', current))?.rules).toBe('known');
-      const stale = await findForDecision(db.database.db, tenant, 'rules_tool', { ...current, revision: current.revision - 1 });
-      expect(stale?.rules).toEqual({ parameters: strict, policy: [] });
-      expect((await findForDecision(db.database.db, tenant, 'rules_tool', { ...current, id: current.id + 1 }))?.rules).not.toBe('known');
-      expect((await findForDecision(db.database.db, tenant, 'rules_tool'))?.rules).toEqual({ parameters: strict, policy: [] });
     });
 
     it('never lets a call through once a racing retirement has committed', async () => {
