@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
  * any folder of a lower layer, never one of its own layer or above: no folder cycle can form.
  */
 const LAYERS = [
-  ['config', 'errors', 'json-pointer', 'version', 'background-job'],
+  ['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls'],
   ['db', 'auth'],
   ['http'],
   ['audit'],
@@ -22,7 +22,7 @@ const LAYERS = [
   ['server', 'eval'],
   ['cli'],
 ];
-const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'app', 'bootstrap', 'services', 'server']);
+const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls', 'app', 'bootstrap', 'services', 'server']);
 const layering = {
   files: ['src/**/*.ts'],
   plugins: { boundaries },

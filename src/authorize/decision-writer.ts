@@ -1,55 +1,45 @@
 import type { Db } from '../db/client.js';
+import { isConnectionError } from '../db/connection-errors.js';
+import { type CallOutcome, GroupedCalls } from '../grouped-calls.js';
 import { type DecisionRecord, recordDecisions } from './repository.js';
 
 /** Decisions written per statement at most. */
 export const DEFAULT_DECISION_BATCH = 256;
-
-interface Waiting {
-  record: DecisionRecord;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Group commit for decisions: a decision is answered only once its audit entry is committed, but
  * the decisions that arrive while one write is in flight go to the database together, in one
  * statement and one commit. Alone, a decision is written at once (no timer, no added latency);
  * under load, the batch grows with the time a commit takes, so throughput is no longer one commit
- * per call. A failed batch is retried one decision at a time, so each caller gets its own outcome
- * (a tool deleted mid-call fails only the decisions about it).
+ * per call. A batch that a statement error failed is retried one decision at a time, so each caller
+ * gets its own outcome (a tool deleted mid-call fails only the decisions about it); one that failed
+ * because the database is unreachable fails whole, at once: retrying it call by call would only
+ * send a database that is away one attempt per waiting decision.
  */
 export class DecisionWriter {
-  private queue: Waiting[] = [];
-  private draining = false;
+  private readonly writes: GroupedCalls<DecisionRecord, void>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly maxBatch: number = DEFAULT_DECISION_BATCH,
-  ) {}
+  constructor(db: Db, maxBatch: number = DEFAULT_DECISION_BATCH) {
+    this.writes = new GroupedCalls(async (records) => {
+      try {
+        await recordDecisions(db, records);
+        return records.map((): CallOutcome<void> => ({ ok: true, value: undefined }));
+      } catch (error) {
+        if (records.length === 1 || isConnectionError(error)) throw error;
+        return Promise.all(
+          records.map((record) =>
+            recordDecisions(db, [record]).then(
+              (): CallOutcome<void> => ({ ok: true, value: undefined }),
+              (failure: unknown): CallOutcome<void> => ({ ok: false, error: failure }),
+            ),
+          ),
+        );
+      }
+    }, maxBatch);
+  }
 
   /** Resolves when the decision is committed; rejects with the database's error. */
   write(record: DecisionRecord): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ record, resolve, reject });
-      if (!this.draining) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          await recordDecisions(this.db, batch.map((w) => w.record));
-          for (const w of batch) w.resolve();
-        } catch (error) {
-          if (batch.length === 1) batch[0]!.reject(error);
-          else await Promise.all(batch.map((w) => recordDecisions(this.db, [w.record]).then(w.resolve, w.reject)));
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
+    return this.writes.call(record);
   }
 }

@@ -1,7 +1,7 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { param, sql } from 'drizzle-orm';
 
 import type { AuditEntry } from '../audit/repository.js';
-import type { Executor } from '../db/client.js';
+import { type Executor, rowsOf } from '../db/client.js';
 import { auditLog, tools } from '../db/schema.js';
 import type { PolicyRule } from '../tools/policy-rule.js';
 
@@ -17,21 +17,38 @@ export interface ToolForDecision {
   policy: PolicyRule[];
 }
 
-export async function findForDecision(executor: Executor, tenantId: string, name: string): Promise<ToolForDecision | undefined> {
-  const [row] = await executor
-    .select({
-      id: tools.id,
-      name: tools.name,
-      version: tools.version,
-      revision: tools.revision,
-      status: tools.status,
-      requiredScopes: tools.requiredScopes,
-      parameters: sql<Record<string, unknown>>`${tools.document}->'parameters'`,
-      policy: sql<PolicyRule[] | null>`${tools.document}->'policy'`,
-    })
-    .from(tools)
-    .where(and(eq(tools.tenantId, tenantId), eq(tools.name, name)));
-  return row ? { ...row, policy: row.policy ?? [] } : undefined;
+/** A tool as a call names it. */
+export interface ToolKey {
+  tenantId: string;
+  name: string;
+}
+
+/**
+ * The current rows of the named tools, one statement for all (a unique-index probe each), in the
+ * order of `keys`; undefined where no such tool exists.
+ */
+export async function findForDecisions(executor: Executor, keys: readonly ToolKey[]): Promise<(ToolForDecision | undefined)[]> {
+  if (keys.length === 0) return [];
+  const rows = await rowsOf<{ ord: number | string; id: number | string; name: string; version: string; revision: number; status: ToolForDecision['status']; required_scopes: string[]; parameters: Record<string, unknown>; policy: PolicyRule[] | null }>(
+    executor.execute(sql`
+    select k.ord, t.id, t.name, t.version, t.revision, t.status, t.required_scopes, t.document->'parameters' as parameters, t.document->'policy' as policy
+    from unnest(${param(keys.map((k) => k.tenantId))}::text[], ${param(keys.map((k) => k.name))}::text[]) with ordinality as k(tenant_id, name, ord)
+    join ${tools} t on t.tenant_id = k.tenant_id and t.name = k.name`),
+  );
+  const found: (ToolForDecision | undefined)[] = keys.map(() => undefined);
+  for (const r of rows) {
+    found[Number(r.ord) - 1] = {
+      id: Number(r.id),
+      name: r.name,
+      version: r.version,
+      revision: Number(r.revision),
+      status: r.status,
+      requiredScopes: r.required_scopes,
+      parameters: r.parameters,
+      policy: r.policy ?? [],
+    };
+  }
+  return found;
 }
 
 /** One decision to record: its audit entry and, for an allowed call, the tool whose usage it counts. */

@@ -3,17 +3,21 @@ import type { Static } from 'typebox';
 
 import { holdsAll, type Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
+import { GroupedCalls } from '../grouped-calls.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
 import { evaluatePolicy } from './policy.js';
-import { findForDecision, recordDecisions, type ToolForDecision } from './repository.js';
+import { findForDecisions, recordDecisions, type ToolForDecision, type ToolKey } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
 export type AuthorizeInput = Static<typeof AuthorizeBody>;
 export type Reason = Static<typeof ReasonSchema>;
 export type ReasonCode = Reason['code'];
 export type Decision = Static<typeof AuthorizeResponse>;
+
+/** Tool rows read per statement at most. */
+export const DEFAULT_READ_GROUP = 128;
 
 /** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
 export const MAX_ARGUMENT_DEPTH = 64;
@@ -50,11 +54,14 @@ export type DecisionListener = (decision: Decision, cachedValidator: boolean) =>
  * The gateway's check before a tool call. Everything comes from the verified token and the
  * tool's current row, read fresh on every call (so a retirement or a tightened scope applies to
  * the very next call on every replica); only compiled argument validators are cached, keyed by
- * tool id and revision, which a change always bumps.
+ * tool id and revision, which a change always bumps. Reads are grouped like the decisions' writes:
+ * the calls that arrive while one read is in flight are read together in the next statement, which
+ * is still issued after each of them arrived, so none can see a row older than its own arrival.
  */
 export class AuthorizeService {
   private readonly validators = new LRUCache<string, CompiledValidator>({ max: 2_000 });
   private readonly decisions: DecisionWriter;
+  private readonly reads: GroupedCalls<ToolKey, ToolForDecision | undefined>;
 
   constructor(
     private readonly db: Db,
@@ -67,10 +74,11 @@ export class AuthorizeService {
     private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
   ) {
     this.decisions = new DecisionWriter(db);
+    this.reads = new GroupedCalls(async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })), DEFAULT_READ_GROUP);
   }
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
-    const row = await findForDecision(this.db, principal.tenant, input.tool);
+    const row = await this.reads.call({ tenantId: principal.tenant, name: input.tool });
     const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
     let cached = false;
     let decision: Decision;

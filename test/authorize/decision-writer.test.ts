@@ -1,8 +1,10 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { DecisionWriter } from '../../src/authorize/decision-writer.js';
-import type { DecisionRecord } from '../../src/authorize/repository.js';
+import { type DecisionRecord, findForDecisions } from '../../src/authorize/repository.js';
+import { AuthorizeService } from '../../src/authorize/service.js';
 import { type Db, rowsOf } from '../../src/db/client.js';
 import { useDiscoveryApp } from '../discovery/helpers.js';
 import { call } from '../helpers/app.js';
@@ -10,15 +12,19 @@ import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
-/** The database with its statements counted (every decision write is one `execute`). */
-function counting(db: Db): { db: Db; statements: () => number } {
+/**
+ * The database with its statements counted (every decision write is one `execute`); with `failure`,
+ * every statement fails with it instead, a moment later (as a commit would).
+ */
+function counting(db: Db, failure?: () => Error): { db: Db; statements: () => number } {
   let statements = 0;
   const proxy = new Proxy(db, {
     get(target, key, receiver) {
       if (key !== 'execute') return Reflect.get(target, key, receiver) as unknown;
       return (...args: Parameters<Db['execute']>) => {
         statements += 1;
-        return target.execute(...args);
+        if (!failure) return target.execute(...args);
+        return new Promise((_, reject) => setTimeout(() => reject(failure()), 5));
       };
     },
   });
@@ -90,6 +96,55 @@ forEachDatabase((db) => {
       await Promise.all(Array.from({ length: 31 }, () => writer.write(record('lookup_order', undefined))));
       // 1 alone, then 30 queued in batches of 10.
       expect(counted.statements()).toBe(4);
+    });
+
+    it('reads the tools of calls that arrive together in one statement, each call its own row', async () => {
+      const dialect = new PgDialect();
+      const statements: string[] = [];
+      const recording = new Proxy(db.database.db, {
+        get(target, key, receiver) {
+          if (key !== 'execute') return Reflect.get(target, key, receiver) as unknown;
+          return (query: SQL) => {
+            statements.push(dialect.sqlToQuery(query).sql);
+            return target.execute(query);
+          };
+        },
+      });
+      const service = new AuthorizeService(recording);
+      const principal = { tenant, subject: 'gateway-1', scopes: [] };
+      const names = ['lookup_invoice', 'lookup_order', 'no_such_tool'];
+      const decisions = await Promise.all(Array.from({ length: 30 }, (_, i) => service.authorize(principal, { tool: names[i % 3]!, arguments: { invoice_id: `inv_${i}` } })));
+      expect(decisions.map((d) => [d.tool.name, d.decision])).toEqual(Array.from({ length: 30 }, (_, i) => [names[i % 3], i % 3 === 2 ? 'deny' : 'allow']));
+      expect(decisions[2]!.reasons.map((r) => r.code)).toEqual(['unknown_tool']);
+      // The first call's read alone, then the 29 that arrived while it was in flight, together.
+      expect(statements.filter((text) => text.includes('with ordinality')).length).toBe(2);
+    });
+
+    it('gives each named tool its own tenant\'s row, in the order asked, and nothing for a tool that does not exist', async () => {
+      const other = uniqueTenant('group-other');
+      const body = toolDocument({ name: 'lookup_order', version: '2.0.0', required_scopes: ['orders:read'], policy: undefined });
+      expect((await call(ctx.app, 'POST', '/v1/tools', { token: await token({ tenant: other, scopes: [PUBLISH] }), body })).statusCode).toBe(201);
+      const rows = await findForDecisions(db.database.db, [
+        { tenantId: other, name: 'lookup_order' },
+        { tenantId: tenant, name: 'missing' },
+        { tenantId: tenant, name: 'lookup_order' },
+        { tenantId: other, name: 'lookup_invoice' },
+      ]);
+      expect(rows.map((r) => r && [r.name, r.version, r.requiredScopes])).toEqual([['lookup_order', '2.0.0', ['orders:read']], undefined, ['lookup_order', '1.0.0', []], undefined]);
+      expect(rows[2]!.id).toBe(ids.get('lookup_order'));
+      expect(rows[0]!.parameters).toMatchObject({ type: 'object', required: ['invoice_id'] });
+      expect(await findForDecisions(db.database.db, [])).toEqual([]);
+    });
+
+    it('fails a batch whole, without a retry per decision, when the database is unreachable', async () => {
+      const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      const counted = counting(db.database.db, refused);
+      const writer = new DecisionWriter(counted.db);
+      const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => writer.write(record('lookup_order', ids.get('lookup_order')))));
+      expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('rejected'));
+      expect(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'ECONNREFUSED')).toBe(true);
+      // The first alone, then the four that queued behind it, once: not once more each.
+      expect(counted.statements()).toBe(2);
     });
 
     it('fails only the decision whose write fails, not the others in its batch', async () => {
