@@ -86,14 +86,15 @@ export class EmbeddingIndexer {
     do {
       this.again = false;
       try {
-        // One pass over the stale tools in id order; a change made behind it sets `again`.
-        for (let after = 0; !this.stopped; ) {
-          const last = await this.sweepBatch(after);
-          if (last === undefined) break;
-          after = last;
-        }
+        await this.sweep();
         // Once discovery would use it, make sure this model's HNSW index exists (once per process).
         if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
+          // The build can take minutes (100,000 tools: ~75 s): first sweep once more what changed
+          // behind the pass, such as a registration that committed after the pass went by its id.
+          if (this.again) {
+            this.again = false;
+            await this.sweep();
+          }
           this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.indexBuild, this.log);
         }
         this.status = 'ok';
@@ -104,6 +105,15 @@ export class EmbeddingIndexer {
         return;
       }
     } while (this.again && !this.stopped);
+  }
+
+  /** One pass over the stale tools in id order; a change made behind it sets `again`. */
+  private async sweep(): Promise<void> {
+    for (let after = 0; !this.stopped; ) {
+      const last = await this.sweepBatch(after);
+      if (last === undefined) return;
+      after = last;
+    }
   }
 
   /**

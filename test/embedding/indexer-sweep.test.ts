@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from '../../src/embedding/indexer.js';
+import type { Embedder } from '../../src/embedding/provider.js';
 import { staleTools, toolsWithoutCurrentVectors } from '../../src/embedding/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
@@ -49,5 +50,49 @@ describe('the indexer sweep (PGlite in-process)', () => {
     expect(await staleTools(database.database.db, 'test-hashing-64', 100)).toEqual([]);
     const [vectors] = await rowsOf<{ n: number }>(database.database.db.execute(sql`select count(distinct tool_id)::int as n from tool_embeddings where tenant_id = ${tenant}`));
     expect(vectors!.n).toBe(7);
+  });
+
+  it('sweeps again what changed behind its pass before it builds the vector index', async () => {
+    const tools = new ToolService(database.database.db);
+    const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
+    const doc = (i: number, description = `Late tool number ${i} looks things up.`, version = '1.0.0') => {
+      const result = validator.validate(toolDocument({ name: `late_tool_${i}`, version, description, aliases: [], examples: [] }));
+      if (!result.ok) throw new Error('fixture invalid');
+      return result.document;
+    };
+    const publisher = { tenant: 'sweep-late', subject: null, scopes: [] };
+    for (let i = 0; i < 3; i += 1) await tools.register(publisher, doc(i));
+    const events: string[] = [];
+    const inner = new HashingEmbedder();
+    const embedder: Embedder = {
+      model: inner.model,
+      embed: async (texts) => {
+        events.push('embed');
+        // While the pass does its second batch, the first batch's tool changes: behind the pass.
+        if (events.length === 2) {
+          await tools.replace(publisher, 'late_tool_0', doc(0, 'Late tool number 0 now looks other things up.', '1.1.0'), undefined);
+          indexer.notify();
+        }
+        return inner.embed(texts);
+      },
+    };
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      batchSize: 2,
+      vectorIndexMinTools: 1,
+      indexBuild: {
+        concurrently: false,
+        maxMemoryMb: 64,
+        withSession: (fn) =>
+          database.database.withSession((session) => {
+            events.push('build');
+            return fn(session);
+          }),
+      },
+    });
+    await indexer.flush();
+    expect(indexer.status).toBe('ok');
+    expect(events).toEqual(['embed', 'embed', 'embed', 'build']);
+    expect(await staleTools(database.database.db, inner.model, 100)).toEqual([]);
   });
 });
