@@ -34,8 +34,40 @@ export const NAMESPACE_MIN_TOOLS = 3;
 
 /** Whether a lexeme's postings make it a namespace word (see NAMESPACE_MIN_TOOLS). */
 export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
-  const inNames = postings.filter((p) => p.tf[0] > 0).length;
-  return inNames >= NAMESPACE_MIN_TOOLS && inNames === postings.length;
+  return namespaceCount({ postings: postings.length, inNames: postings.filter((p) => p.tf[0] > 0).length });
+}
+
+/** How many visible tools a lexeme's postings cover, and how many of those have it in the name. */
+export interface TermCount {
+  postings: number;
+  inNames: number;
+}
+
+const namespaceCount = (count: TermCount): boolean => count.inNames >= NAMESPACE_MIN_TOOLS && count.inNames === count.postings;
+
+/** What one searched lexeme weighs: its IDF, and the name field's weight (0 for a namespace word). */
+export interface TermWeight {
+  lexeme: string;
+  idf: number;
+  nameWeight: number;
+  /** The lexeme has postings among what the caller sees (otherwise it only adds to the query's weight). */
+  present: boolean;
+}
+
+/**
+ * Each searched lexeme's weight from its visible counts, and the query's whole IDF mass (namespace
+ * words left out; words no visible tool has at full IDF): what coverage divides by.
+ */
+export function termWeights(counts: ReadonlyMap<string, TermCount>, visible: number, params: Bm25Params): { terms: TermWeight[]; total: number } {
+  let total = 0;
+  const terms: TermWeight[] = [];
+  for (const [lexeme, count] of counts) {
+    const weight = idf(visible, count.postings);
+    const namespace = namespaceCount(count);
+    if (!namespace) total += weight;
+    terms.push({ lexeme, idf: weight, nameWeight: namespace ? 0 : params.weights.A, present: count.postings > 0 });
+  }
+  return { terms, total };
 }
 
 /**

@@ -5,7 +5,7 @@ import { tools } from '../db/schema.js';
 import { type Format, FORMATS } from '../tools/formats.js';
 import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import type { ShortlistRow } from '../tools/views.js';
-import { type Bm25Params, commonTermPostings } from './bm25f.js';
+import { type Bm25Params, commonTermPostings, type TermCount, termWeights } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
@@ -19,10 +19,10 @@ export interface CatalogStats {
   /** Numbers of the tenant's scope sets the caller holds (the postings' security filter). */
   scopeSets: number[];
   /**
-   * Memo of `searchedLexemes`: per lexeme, its visible postings counted up to the common-word cap.
+   * Memo of `searchedTerms`: per lexeme, its visible postings (and those with it in the name) counted up to the common-word cap.
    * A function of the revision below, so it lives and dies with these statistics.
    */
-  termPostings: Map<string, number>;
+  termPostings: Map<string, TermCount>;
   /** The tenant's catalog revision these statistics were read at (same statement, same snapshot). */
   revision: number;
 }
@@ -117,15 +117,15 @@ interface Retrieval {
  * filtering can never hide an authorized tool.
  */
 export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
-  const lexemes = await searchedLexemes(executor, request);
+  const terms = await searchedTerms(executor, request);
   if (request.vector?.search === 'index') {
     // The session settings (src/db/client.ts) make this an iterative scan.
-    const viaIndex = await runRetrieval(executor, request, lexemes);
+    const viaIndex = await runRetrieval(executor, request, terms);
     if ((viaIndex.nearest ?? 0) >= request.depth) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
-    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } }, lexemes);
+    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } }, terms);
     return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
   }
-  const { candidates } = await runRetrieval(executor, request, lexemes);
+  const { candidates } = await runRetrieval(executor, request, terms);
   return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
 }
 
@@ -133,50 +133,54 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
 const TERM_MEMO_ENTRIES = 4096;
 
 /**
- * The query's lexemes (PostgreSQL's `english` tokenizer) that the lexical leg searches: those in
- * fewer than `commonTermPostings` visible tools. Deciding reads up to that many postings of each
- * lexeme, most of the lexical leg's cost on a large catalog (a common word's cap is 20% of it), so
- * the counts are memoized on the catalog statistics, which belong to one catalog revision: only
- * lexemes new at this revision are counted, and the answer is the same as counting them all.
+ * The query's lexemes (PostgreSQL's `english` tokenizer) that the lexical leg searches, with their
+ * visible counts: those in fewer than `commonTermPostings` visible tools. Deciding reads up to that
+ * many postings of each lexeme, most of the lexical leg's cost on a large catalog (a common word's
+ * cap is 20% of it), so the counts are memoized on the catalog statistics, which belong to one
+ * catalog revision: only lexemes new at this revision are counted, and the answer is the same as
+ * counting them all. A searched lexeme's counts are exact, so its IDF needs no further read.
  */
-export async function searchedLexemes(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'stats'>): Promise<string[]> {
+export async function searchedTerms(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'stats'>): Promise<Map<string, TermCount>> {
   const { stats } = request;
   const cap = commonTermPostings(stats.visible);
   const [row] = await rowsOf<{ lexemes: string[] | null }>(
     executor.execute(sql`select array(select distinct u.lexeme from unnest(to_tsvector('english', ${request.text})) u order by 1) as lexemes`),
   );
   const lexemes = row?.lexemes ?? [];
+  const counts = new Map<string, TermCount>();
   const unknown = lexemes.filter((lexeme) => !stats.termPostings.has(lexeme));
   if (unknown.length > 0) {
-    const counted = await rowsOf<{ lexeme: string; postings: number }>(
+    const counted = await rowsOf<{ lexeme: string; postings: number; in_names: number }>(
       executor.execute(sql`
-        select u.lexeme, (select count(*) from (
-                 select 1 from tool_terms posting
-                 where ${postingVisibleTo(request.visibility, 'posting', stats.scopeSets)} and posting.lexeme = u.lexeme
-                 limit ${sql.raw(String(cap))}
-               ) probe)::int as postings
-        from unnest(${param(unknown)}::text[]) u(lexeme)`),
+        select u.lexeme, probe.postings::int, probe.in_names::int
+        from unnest(${param(unknown)}::text[]) u(lexeme)
+        cross join lateral (
+          select count(*) as postings, count(*) filter (where capped.tf_a > 0) as in_names from (
+            select posting.tf_a from tool_terms posting
+            where ${postingVisibleTo(request.visibility, 'posting', stats.scopeSets)} and posting.lexeme = u.lexeme
+            limit ${sql.raw(String(cap))}
+          ) capped
+        ) probe`),
     );
-    const postings = new Map(counted.map((r) => [r.lexeme, Number(r.postings)]));
-    for (const lexeme of unknown) {
-      const n = postings.get(lexeme) ?? 0;
-      if (stats.termPostings.size < TERM_MEMO_ENTRIES) stats.termPostings.set(lexeme, n);
-      postings.set(lexeme, n);
-    }
-    return lexemes.filter((lexeme) => (stats.termPostings.get(lexeme) ?? postings.get(lexeme)!) < cap);
+    for (const r of counted) counts.set(r.lexeme, { postings: Number(r.postings), inNames: Number(r.in_names) });
+    for (const [lexeme, count] of counts) if (stats.termPostings.size < TERM_MEMO_ENTRIES) stats.termPostings.set(lexeme, count);
   }
-  return lexemes.filter((lexeme) => stats.termPostings.get(lexeme)! < cap);
+  const searched = new Map<string, TermCount>();
+  for (const lexeme of lexemes) {
+    const count = stats.termPostings.get(lexeme) ?? counts.get(lexeme) ?? { postings: 0, inNames: 0 };
+    if (count.postings < cap) searched.set(lexeme, count);
+  }
+  return searched;
 }
 
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
-export function retrievalStatement(request: RetrievalRequest, lexemes: readonly string[]): SQL {
+export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): SQL {
   const { stats, depth } = request;
   const lexical = lexicalLeg({
     visibility: request.visibility,
     filters: request.filters,
-    lexemes,
+    ...termWeights(terms, stats.visible, request.bm25),
     nameTokens: request.nameTokens,
-    visible: stats.visible,
     scopeSets: stats.scopeSets,
     averageLength: stats.avgLength,
     bm25: request.bm25,
@@ -187,8 +191,8 @@ export function retrievalStatement(request: RetrievalRequest, lexemes: readonly 
   return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
 }
 
-async function runRetrieval(executor: Executor, request: RetrievalRequest, lexemes: readonly string[]): Promise<Retrieval> {
-  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request, lexemes)));
+async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): Promise<Retrieval> {
+  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request, terms)));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
     nearest: num(rows[0]?.nearest) ?? (request.vector?.search === 'index' ? 0 : null),

@@ -10,7 +10,7 @@ import { toSql } from 'pgvector';
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
 import { postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
-import { type Bm25Params, NAMESPACE_MIN_TOOLS } from './bm25f.js';
+import type { Bm25Params, TermWeight } from './bm25f.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
 export interface DiscoveryFilters {
@@ -28,12 +28,12 @@ export type VectorSearch =
 export interface LexicalLegInput {
   visibility: Visibility;
   filters: DiscoveryFilters;
-  /** The query's lexemes to search (searchedLexemes in repository.ts: common words already left out). */
-  lexemes: readonly string[];
+  /** The query's searched lexemes with their weights (termWeights in bm25f.ts: common words already left out). */
+  terms: readonly TermWeight[];
+  /** The query's whole IDF mass: what a tool's matched IDF is divided by (coverage). */
+  total: number;
   /** Lower-cased query tokens that may be tool names. */
   nameTokens: string[];
-  /** Tools the caller may see (IDF). */
-  visible: number;
   /** Numbers of the tenant's scope sets the caller holds (CatalogStats.scopeSets). */
   scopeSets: readonly number[];
   /** Average field lengths over what the caller may see (A to D). */
@@ -68,69 +68,62 @@ function candidatePredicate(visibility: Visibility, filters: DiscoveryFilters): 
 const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
 
 /**
- * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL):
- * - `searched_terms`: the query's distinct lexemes in fewer than `commonTermPostings` visible
- *   tools (chosen by `searchedLexemes`, which never reads a common word's long posting list whole);
- * - `visible_postings`: their postings among what the caller may see: one index-only range scan per
- *   lexeme, the security predicate applied to the posting itself (migrations 0006, 0015);
- * - `term_weights`: per lexeme its IDF over the visible catalog, and whether it is a namespace word
- *   (which then counts for nothing: see NAMESPACE_MIN_TOOLS);
- * - `query_weight`: the query's whole IDF mass, words no visible tool has counted at full IDF;
- * - `lexical_scores`: per tool its BM25F score and the IDF mass it matches (coverage);
+ * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL). Each
+ * lexeme's IDF and name weight come with it (computed from its visible counts, which choosing the
+ * searched lexemes already read), so a posting is read once and scored as it is read:
+ * - `searched_terms`: the searched lexemes that some visible tool has, with IDF and name weight
+ *   (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
+ * - `query_weight`: the query's whole IDF mass (termWeights);
+ * - `lexical_scores`: per tool its BM25F score and the IDF mass it matches (coverage), from one
+ *   index-only range scan per lexeme with the security predicate on the posting itself
+ *   (migrations 0006, 0015);
  * - `named_tools`: visible tools the query names exactly;
- * - `lexical_top`: the `depth` best, exact names first.
+ * - `lexical_top`: those, then the best by score, `depth` in all.
  */
 export function lexicalLeg(input: LexicalLegInput): SQL {
   const { bm25, averageLength, depth } = input;
   const filters = filterPredicate(input.filters);
   const norm = (field: 'a' | 'b' | 'c' | 'd') =>
     `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
-  const unseenIdf = Math.log(1 + (input.visible + 0.5) / 0.5);
+  const present = input.terms.filter((t) => t.present);
   return sql`
     searched_terms as (
-      select unnest(${param([...input.lexemes])}::text[]) as lexeme
-    ),
-    visible_postings as materialized (
-      select posting.tool_id, posting.lexeme, posting.tf_a, posting.tf_b, posting.tf_c, posting.tf_d,
-             posting.len_a, posting.len_b, posting.len_c, posting.len_d
-      from tool_terms posting
-      where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
-        and posting.lexeme = any(${param([...input.lexemes])}::text[])
-        ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
-    ),
-    term_weights as (
-      select lexeme,
-             ln(1 + (greatest(${input.visible}::float8, count(*)) - count(*) + 0.5) / (count(*) + 0.5)) as idf,
-             count(*) filter (where tf_a > 0) >= ${sql.raw(String(NAMESPACE_MIN_TOOLS))} and count(*) filter (where tf_a > 0) = count(*) as namespace
-      from visible_postings group by lexeme
+      select * from unnest(${param(present.map((t) => t.lexeme))}::text[], ${param(present.map((t) => t.idf))}::float8[],
+                           ${param(present.map((t) => t.nameWeight))}::float8[]) as term(lexeme, idf, name_weight)
     ),
     query_weight as (
-      select coalesce(sum(coalesce(w.idf, ${sql.raw(f8(unseenIdf))})), 0) as total
-      from searched_terms q left join term_weights w using (lexeme)
-      where not coalesce(w.namespace, false)
+      select ${sql.raw(f8(input.total))} as total
     ),
     lexical_scores as (
-      select posting.tool_id,
-             sum(w.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
-             sum(w.idf) filter (where field.tf > 0) as matched
-      from visible_postings posting join term_weights w using (lexeme)
-      cross join lateral (
-        select case when w.namespace then 0::float8 else ${sql.raw(f8(bm25.weights.A))} end * posting.tf_a / ${sql.raw(norm('a'))}
+      select field.tool_id,
+             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
+             sum(field.idf) filter (where field.tf > 0) as matched
+      from (
+        select posting.tool_id, term.idf,
+               term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
              + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
              + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
              + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))} as tf
+        from searched_terms term
+        join tool_terms posting on posting.lexeme = term.lexeme
+        where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
+          ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
+        -- Kept a subquery (not pulled up), so each posting's pooled tf is computed once.
+        offset 0
       ) field
-      group by posting.tool_id
+      group by field.tool_id
     ),
     named_tools as (
       select ${tools.id} as tool_id from ${tools}
       where ${candidatePredicate(input.visibility, input.filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
     ),
     lexical_top as (
-      select tool_id, named.tool_id is not null as exact
-      from lexical_scores scored full join named_tools named using (tool_id)
-      order by named.tool_id is not null desc, coalesce(scored.score, 0) desc, tool_id
-      limit ${depth}
+      select tool_id, true as exact from named_tools
+      union all
+      (select tool_id, false from lexical_scores
+       where tool_id not in (select tool_id from named_tools)
+       order by score desc, tool_id
+       limit greatest(${depth} - (select count(*) from named_tools), 0))
     )`;
 }
 

@@ -4,9 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
 
-import { fromPglite, openPostgres } from '../../src/db/client.js';
+import { fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { clonePglite, forEachDatabase } from '../helpers/databases.js';
 import { servePgliteOverWire } from '../helpers/pglite-wire.js';
@@ -87,6 +88,18 @@ forEachDatabase((db) => {
   describe('index builds', () => {
     it('build concurrently only on a real PostgreSQL (PGlite serves every connection from one backend)', () => {
       expect(db.database.concurrentIndexBuild).toBe(db.leg === 'postgres');
+    });
+  });
+
+  describe('session settings', () => {
+    it('every session walks the HNSW index iteratively and never JIT-compiles a statement', async () => {
+      // Several at once, so a pooled driver answers from more than one connection.
+      const settings = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          rowsOf<{ scan: string; jit: string }>(db.database.db.execute(sql`select current_setting('hnsw.iterative_scan') as scan, current_setting('jit') as jit`)),
+        ),
+      );
+      for (const [row] of settings) expect(row).toEqual({ scan: 'relaxed_order', jit: 'off' });
     });
   });
 });

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type Executor, rowsOf } from '../../src/db/client.js';
 import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { catalogStats, retrieveCandidates, searchedLexemes } from '../../src/discovery/repository.js';
+import { catalogStats, retrieveCandidates, searchedTerms } from '../../src/discovery/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
 import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';
@@ -119,14 +119,17 @@ forEachDatabase((db) => {
       let statements = 0;
       const counting = { execute: (query: SQL) => ((statements += 1), db.database.db.execute(query)) } as unknown as Executor;
       const request = { visibility: { tenantId: large, scopes: TUNE, includeRetired: false }, text: 'tune the zorblax widget', stats };
-      expect(await searchedLexemes(counting, request)).toEqual(['zorblax']);
+      const searched = async (r: typeof request) => [...(await searchedTerms(counting, r)).keys()];
+      expect(await searched(request)).toEqual(['zorblax']);
       expect(statements).toBe(2); // the query's lexemes, then their postings counted
-      expect(Object.fromEntries(stats.termPostings)).toEqual({ tune: commonTermPostings(widgets), widget: commonTermPostings(widgets), zorblax: 30 });
-      expect(await searchedLexemes(counting, request)).toEqual(['zorblax']);
+      // Counted up to the cap; "tune" is in every name here, so in names as often as counted.
+      const cap = commonTermPostings(widgets);
+      expect(Object.fromEntries(stats.termPostings)).toEqual({ tune: { postings: cap, inNames: cap }, widget: { postings: cap, inNames: cap }, zorblax: { postings: 30, inNames: 0 } });
+      expect(await searched(request)).toEqual(['zorblax']);
       expect(statements).toBe(3); // known at this revision: tokenized, not counted again
       // Postings the caller may not see are not counted.
       const outsider = { ...request, visibility: { ...request.visibility, scopes: [] }, stats: await catalogStats(db.database.db, large, []) };
-      expect(await searchedLexemes(counting, outsider)).toEqual(['tune', 'widget', 'zorblax']);
+      expect(await searched(outsider)).toEqual(['tune', 'widget', 'zorblax']);
     }, 60_000);
   });
 });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates, searchedLexemes } from '../../src/discovery/repository.js';
+import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates, searchedTerms } from '../../src/discovery/repository.js';
 import { ensureVectorIndex, vectorIndexName } from '../../src/embedding/vector-index.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { uniqueTenant } from '../helpers/tokens.js';
@@ -56,8 +56,8 @@ forEachDatabase((db) => {
 
     const plan = async (scopes: string[]): Promise<string> => {
       const retrieval = await request(scopes);
-      const lexemes = await searchedLexemes(db.database.db, retrieval);
-      const rows = await rowsOf<Record<string, string>>(db.database.db.execute(sql`explain ${retrievalStatement(retrieval, lexemes)}`));
+      const terms = await searchedTerms(db.database.db, retrieval);
+      const rows = await rowsOf<Record<string, string>>(db.database.db.execute(sql`explain ${retrievalStatement(retrieval, terms)}`));
       return rows.map((r) => Object.values(r)[0]).join('\n');
     };
 
