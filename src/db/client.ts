@@ -54,7 +54,7 @@ const MIGRATION_LOCK_KEY = 7_346_215_001;
  * each discovery only for SET LOCAL would hold a pooled connection (and, with pglite-socket, every
  * other connection) for the whole statement. JIT compilation is off: every statement here runs
  * in milliseconds, and a cost estimate over jit_above_cost (a retrieval statement on a large
- * catalog) spent ~35 ms compiling a statement that ran in 8.
+ * catalog) spent ~35 ms compiling a statement that otherwise ran in about 9.
  */
 const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; SET jit = off';
 
