@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { devSecret } from './auth/dev-secret.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import { type Config, ConfigError } from './config.js';
-import { type Database, openPglite, openPostgres } from './db/client.js';
+import { type Database, openEmbedded, openPostgres } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openReadReplica, type ReadReplica } from './db/read-replica.js';
 import { LocalEmbedder } from './embedding/local.js';
@@ -12,7 +12,7 @@ import type { Embedder } from './embedding/provider.js';
 
 /** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databasePoolSize) : openPglite(config.dataDir);
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databasePoolSize) : openEmbedded(config.dataDir, config.databasePoolSize);
 }
 
 /** Opens and migrates the database, logging what was applied. */

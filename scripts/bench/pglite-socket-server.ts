@@ -6,7 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 
-import { servePgliteOverWire } from '../../test/helpers/pglite-wire.js';
+import { servePgliteOverWire } from '../../src/db/pglite-wire.mjs';
 
 /* eslint-disable no-console -- a script's output is its interface */
 

@@ -1,4 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -40,7 +43,7 @@ export interface Database {
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** The node-postgres pool; absent for PGlite, a single in-process connection. */
+  /** The node-postgres pool; absent for PGlite in process, a single connection. */
   pool?: pg.Pool;
 }
 
@@ -58,8 +61,20 @@ const MIGRATION_LOCK_KEY = 7_346_215_001;
  */
 const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; SET jit = off';
 
-/** A pool client that applies SESSION_SETTINGS once connected, before the pool hands it out. */
+/**
+ * A pool client that applies SESSION_SETTINGS once connected, before the pool hands it out, and
+ * never crashes the process when its server goes away. pg reports a lost connection to the query
+ * in flight and also emits "error" on the client; the pool listens only while a client is idle, so
+ * on a client held by a transaction (or a session) that event was an uncaught exception: a
+ * database restart or failover with one transaction open stopped the service. The transaction's
+ * next statement fails instead, and the pool discards the broken client when it is released.
+ */
 class SessionClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+
   override connect(): Promise<pg.Client>;
   override connect(callback: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): void;
   override connect(callback?: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): Promise<pg.Client> | void {
@@ -107,7 +122,8 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   // PGlite over the wire (pglite-socket) names itself in version(): "PostgreSQL 18.6 (PGlite 0.5.14) on wasm32…".
   const pglite = /\(PGlite /.test(version);
   return {
-    kind: 'postgres',
+    // PGlite behind a socket is still PGlite (no autovacuum: services.ts maintains its tables).
+    kind: pglite ? 'pglite' : 'postgres',
     concurrentIndexBuild: !pglite,
     db: drizzleNodePg({ client: pool, schema }) as unknown as Db,
     async withMigrationLock(fn) {
@@ -143,7 +159,76 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   };
 }
 
-/** Opens the embedded PGlite database in `dataDir` (`memory://` for an ephemeral one). */
+const THREAD_URL = new URL('./pglite-thread.mjs', import.meta.url);
+// The socket's name as libpq and pg derive it from a directory and a port.
+const SOCKET_PORT = 5432;
+
+/**
+ * Opens the embedded database in `dataDir` (`memory://` for an ephemeral one): PGlite on a worker
+ * thread of its own (pglite-thread.mjs), reached through a `pg` pool over a Unix socket in a
+ * private directory (mode 0700, removed on close). PGlite's backend is WASM that runs each
+ * statement to completion on the thread that owns it; in process, every statement stopped every
+ * other request (at 2,000 tools a discovery statement held the event loop for ~15 ms). The
+ * process stops with an error if the thread dies: its database is gone with it.
+ */
+export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Database> {
+  const memory = dataDir.startsWith('memory://');
+  if (!memory) mkdirSync(dataDir, { recursive: true });
+  // One process per folder: a second one would split the database (src/db/data-dir-lock.ts).
+  const lock = memory ? undefined : lockDataDir(dataDir);
+  const socketDir = mkdtempSync(join(tmpdir(), 'tool-registry-db-'));
+  const cleanUp = () => {
+    rmSync(socketDir, { recursive: true, force: true });
+    lock?.release();
+  };
+  let closing = false;
+  const worker = new Worker(THREAD_URL, { workerData: { dataDir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
+  let lost: Error | undefined;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the embedded database thread exited (${code}) while opening ${dataDir}`)));
+      worker.once('message', () => resolve());
+    });
+  } catch (error) {
+    await worker.terminate();
+    cleanUp();
+    throw error;
+  }
+  worker.on('error', (error) => (lost = error));
+  worker.on('exit', (code) => {
+    if (closing) return;
+    cleanUp();
+    throw new Error(`the embedded database thread exited (${code})${lost ? `: ${lost.message}` : ''}`);
+  });
+  let database: Database;
+  try {
+    database = await openPostgres(`postgres://postgres@${encodeURIComponent(socketDir)}:${SOCKET_PORT}/postgres`, poolSize);
+  } catch (error) {
+    closing = true;
+    await worker.terminate();
+    cleanUp();
+    throw error;
+  }
+  return {
+    ...database,
+    close: async () => {
+      closing = true;
+      try {
+        await database.close();
+        const stopped = new Promise<void>((resolve) => worker.once('message', () => resolve()));
+        worker.postMessage({ stop: true });
+        await Promise.race([stopped, exited]);
+        await worker.terminate();
+      } finally {
+        cleanUp();
+      }
+    },
+  };
+}
+
+/** Opens the embedded PGlite database in `dataDir` in this thread (`memory://` for an ephemeral one). */
 export async function openPglite(dataDir: string): Promise<Database> {
   if (dataDir.startsWith('memory://')) return fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
   mkdirSync(dataDir, { recursive: true });

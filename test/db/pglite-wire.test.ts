@@ -3,7 +3,7 @@ import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { endsIdle, servePgliteOverWire } from '../helpers/pglite-wire.js';
+import { endsIdle, servePgliteOverWire } from '../../src/db/pglite-wire.mjs';
 
 /**
  * The wire leg's server: a pool of connections on PGlite's single backend must get every reply to

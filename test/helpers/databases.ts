@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, inject } from 'vitest';
 import { withClient } from '../../scripts/pg-session.js';
 import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { servePgliteOverWire } from './pglite-wire.js';
+import { servePgliteOverWire } from '../../src/db/pglite-wire.mjs';
 
 /**
  * The database legs every database-backed test runs on. Each test file gets its own clean,
@@ -65,7 +65,7 @@ async function openInProcess(): Promise<TestDatabase> {
   };
 }
 
-/** PGlite served over the wire (see pglite-wire.ts), reached through pg. */
+/** PGlite served over the wire (see src/db/pglite-wire.mjs), reached through pg. */
 async function openSocket(): Promise<TestDatabase> {
   const client = await clonePglite();
   const server = servePgliteOverWire(client, { host: '127.0.0.1', port: 0, maxConnections: SOCKET_MAX_CONNECTIONS });

@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Database, openPostgres } from '../../src/db/client.js';
+import { servePgliteOverWire } from '../../src/db/pglite-wire.mjs';
 import { buildTestApp, call } from '../helpers/app.js';
 import { clonePglite } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
-import { servePgliteOverWire } from '../helpers/pglite-wire.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 import { expectCleanError } from '../security/helpers.js';
 

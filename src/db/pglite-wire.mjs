@@ -1,8 +1,8 @@
-import type { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-
+// @ts-check
 /**
  * PGlite served over the PostgreSQL wire protocol, safe for a `pg.Pool` of several connections.
+ * Plain JavaScript (types in pglite-wire.d.mts) because the embedded database's worker thread
+ * (pglite-thread.mjs) runs it without a TypeScript loader, whichever way the service was started.
  *
  * pglite-socket (0.2.17) runs every connection on PGlite's single backend, one protocol message at
  * a time, and keeps a connection's turn only while `isInTransaction()` holds (an explicit BEGIN).
@@ -12,23 +12,37 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
  * queries from a pool of 4 corrupted 700 of them). Here a connection keeps its turn until the
  * backend's last reply is ReadyForQuery with status idle, so every request and transaction runs whole.
  */
-export function servePgliteOverWire(db: PGlite, options: { host: string; port: number; maxConnections: number }): PGLiteSocketServer {
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/**
+ * @param {import('@electric-sql/pglite').PGlite} db
+ * @param {{ host?: string, port?: number, path?: string, maxConnections: number }} options
+ * @returns {PGLiteSocketServer}
+ */
+export function servePgliteOverWire(db, options) {
   return new PGLiteSocketServer({ ...options, db: wholeRequestTurns(db) });
 }
 
-type StreamOptions = Parameters<PGlite['execProtocolRawStream']>[1];
-
 // ReadyForQuery: 'Z', length 5, then the transaction status ('I' idle, 'T' in a block, 'E' failed).
-const READY_FOR_QUERY = [0x5a, 0, 0, 0, 5] as const;
+const READY_FOR_QUERY = [0x5a, 0, 0, 0, 5];
 const IDLE = 0x49;
 
-/** Whether `tail` (the last bytes the backend sent) is a ReadyForQuery reporting idle. */
-export function endsIdle(tail: Uint8Array): boolean {
+/**
+ * Whether `tail` (the last bytes the backend sent) is a ReadyForQuery reporting idle.
+ * @param {Uint8Array} tail
+ * @returns {boolean}
+ */
+export function endsIdle(tail) {
   return tail.length === READY_FOR_QUERY.length + 1 && READY_FOR_QUERY.every((byte, i) => tail[i] === byte) && tail[5] === IDLE;
 }
 
-/** The last six bytes of `previous` followed by `data`. */
-function lastSix(previous: Uint8Array, data: Uint8Array): Uint8Array {
+/**
+ * The last six bytes of `previous` followed by `data`.
+ * @param {Uint8Array} previous
+ * @param {Uint8Array} data
+ * @returns {Uint8Array}
+ */
+function lastSix(previous, data) {
   if (data.length >= 6) return data.subarray(data.length - 6);
   const joined = new Uint8Array(previous.length + data.length);
   joined.set(previous);
@@ -36,11 +50,17 @@ function lastSix(previous: Uint8Array, data: Uint8Array): Uint8Array {
   return joined.subarray(Math.max(0, joined.length - 6));
 }
 
-/** `db` as pglite-socket sees it: "in a transaction" whenever the backend is not idle and ready. */
-function wholeRequestTurns(db: PGlite): PGlite {
+/**
+ * `db` as pglite-socket sees it: "in a transaction" whenever the backend is not idle and ready.
+ * @param {import('@electric-sql/pglite').PGlite} db
+ * @returns {import('@electric-sql/pglite').PGlite}
+ */
+function wholeRequestTurns(db) {
   let busy = false;
-  const execProtocolRawStream = async (message: Uint8Array, options: StreamOptions): Promise<void> => {
-    let tail: Uint8Array = new Uint8Array(0);
+  /** @type {import('@electric-sql/pglite').PGlite['execProtocolRawStream']} */
+  const execProtocolRawStream = async (message, options) => {
+    /** @type {Uint8Array} */
+    let tail = new Uint8Array(0);
     let replied = false;
     await db.execProtocolRawStream(message, {
       ...options,
@@ -54,7 +74,8 @@ function wholeRequestTurns(db: PGlite): PGlite {
     if (replied) busy = !endsIdle(tail);
   };
   // pglite-socket calls exec only to roll back a disconnected client's transaction.
-  const exec = async (...args: Parameters<PGlite['exec']>): ReturnType<PGlite['exec']> => {
+  /** @type {import('@electric-sql/pglite').PGlite['exec']} */
+  const exec = async (...args) => {
     try {
       return await db.exec(...args);
     } finally {
@@ -66,7 +87,7 @@ function wholeRequestTurns(db: PGlite): PGlite {
       if (property === 'isInTransaction') return () => busy;
       if (property === 'execProtocolRawStream') return execProtocolRawStream;
       if (property === 'exec') return exec;
-      const value: unknown = Reflect.get(target, property, target);
+      const value = Reflect.get(target, property, target);
       // PGlite keeps its state in private fields, so its methods must run on the real instance.
       return typeof value === 'function' ? value.bind(target) : value;
     },
