@@ -6,7 +6,7 @@ import { type Format, FORMATS } from '../tools/formats.js';
 import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import type { ShortlistRow } from '../tools/views.js';
 import { type Bm25Params, commonTermPostings, type TermCount, termWeights } from './bm25f.js';
-import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
+import { combine, type DiscoveryFilters, lexicalLeg, type LexicalLegInput, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
@@ -176,7 +176,7 @@ export async function searchedTerms(executor: Executor, request: Pick<RetrievalR
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
 export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): SQL {
   const { stats, depth } = request;
-  const lexical = lexicalLeg({
+  const input: LexicalLegInput = {
     visibility: request.visibility,
     filters: request.filters,
     ...termWeights(terms, stats.visible, request.bm25),
@@ -185,10 +185,11 @@ export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap
     averageLength: stats.avgLength,
     bm25: request.bm25,
     depth,
-  });
-  if (!request.vector) return sql`with ${lexical} ${combine(undefined)}`;
+  };
+  const lexical = lexicalLeg(input);
+  if (!request.vector) return sql`with ${lexical} ${combine(input, undefined)}`;
   const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth });
-  return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
+  return sql`with ${lexical}, ${vector} ${combine(input, request.vector.search)}`;
 }
 
 async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): Promise<Retrieval> {

@@ -77,14 +77,15 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
  * - `lexical_scores`: per tool its BM25F score and the IDF mass it matches (coverage), from one
  *   index-only range scan per lexeme with the security predicate on the posting itself
  *   (migrations 0006, 0015);
- * - `named_tools`: visible tools the query names exactly;
- * - `lexical_top`: those, then the best by score, `depth` in all.
+ * - `named_tools`: visible tools the query names exactly, with their scores (probed);
+ * - `lexical_top`: those, then the best by score, `depth` in all, each with its score.
+ * `lexical_scores` is read once, by the top-`depth` sort: every other tool's score is probed
+ * (`probedScores`). Joined back by tool id, the planner sorted every scored tool (~29,000 of
+ * 90,000 at 100,000 tools) to merge it with the few it needed.
  */
 export function lexicalLeg(input: LexicalLegInput): SQL {
-  const { bm25, averageLength, depth } = input;
+  const { depth } = input;
   const filters = filterPredicate(input.filters);
-  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
-    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
   const present = input.terms.filter((t) => t.present);
   return sql`
     searched_terms as (
@@ -95,15 +96,9 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       select ${sql.raw(f8(input.total))} as total
     ),
     lexical_scores as (
-      select field.tool_id,
-             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
-             sum(field.idf) filter (where field.tf > 0) as matched
+      select field.tool_id, ${bm25Sums(input)}
       from (
-        select posting.tool_id, term.idf,
-               term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
-             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
-             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
-             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))} as tf
+        select posting.tool_id, term.idf, ${pooledTf(input)} as tf
         from searched_terms term
         join tool_terms posting on posting.lexeme = term.lexeme
         where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
@@ -118,13 +113,50 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       where ${candidatePredicate(input.visibility, input.filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
     ),
     lexical_top as (
-      select tool_id, true as exact from named_tools
+      select named.tool_id, true as exact, scored.score, scored.matched
+      from named_tools named
+      left join lateral (${probedScores(input, sql`named.tool_id`)}) scored on true
       union all
-      (select tool_id, false from lexical_scores
+      (select tool_id, false, score, matched from lexical_scores
        where tool_id not in (select tool_id from named_tools)
        order by score desc, tool_id
        limit greatest(${depth} - (select count(*) from named_tools), 0))
     )`;
+}
+
+/** A posting's field frequencies pooled by field weight and length normalization (BM25F, before saturation). */
+function pooledTf(input: Pick<LexicalLegInput, 'bm25' | 'averageLength'>): SQL {
+  const { bm25, averageLength } = input;
+  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
+    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
+  return sql`term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
+             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
+             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
+             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))}`;
+}
+
+/** The BM25F score (`score`) and the IDF mass matched (`matched`) over rows of `field` (idf, pooled tf). */
+function bm25Sums(input: Pick<LexicalLegInput, 'bm25'>): SQL {
+  const { k1 } = input.bm25;
+  return sql`sum(field.idf * (field.tf * ${sql.raw(f8(k1 + 1))}) / (field.tf + ${sql.raw(f8(k1))})) as score,
+             sum(field.idf) filter (where field.tf > 0) as matched`;
+}
+
+/**
+ * One tool's score and matched IDF mass, probed: one primary-key lookup per searched lexeme, for
+ * the few tools that need a score the top-`depth` sort did not keep (named tools, the vector
+ * leg's). The same arithmetic as `lexical_scores`; no row when no searched lexeme matches.
+ */
+function probedScores(input: LexicalLegInput, toolId: SQL): SQL {
+  return sql`
+    select ${bm25Sums(input)}
+    from (
+      select term.idf, ${pooledTf(input)} as tf
+      from searched_terms term
+      join tool_terms posting on posting.lexeme = term.lexeme and posting.tool_id = ${toolId}
+      where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
+    ) field
+    having count(*) > 0`;
 }
 
 /**
@@ -189,30 +221,31 @@ export function vectorLeg(input: VectorLegInput): SQL {
 /**
  * Combines the legs: the union of each leg's top candidates, each with everything both legs know
  * about it (BM25F and coverage, cosine, exact name, allowed calls), so fusion sees complete
- * evidence. `nearest` is how many vectors the index scan returned (null for an exact search).
+ * evidence: the vector leg's tools that the lexical leg did not keep get their scores probed.
+ * `nearest` is how many vectors the index scan returned (null for an exact search).
  */
-export function combine(withVector: VectorSearch | undefined): SQL {
+export function combine(lexical: LexicalLegInput, withVector: VectorSearch | undefined): SQL {
+  const usage = (alias: string) => sql.raw(`(select usage.calls from tool_usage usage where usage.tool_id = ${alias}.tool_id) as calls`);
   if (withVector === undefined) {
     return sql`
-      select top.tool_id, scored.score as lexical, coalesce(scored.matched, 0) / nullif(weight.total, 0) as coverage, top.exact,
-             null::float8 as cosine,
-             (select usage.calls from tool_usage usage where usage.tool_id = top.tool_id) as calls, null::bigint as nearest
+      select top.tool_id, top.score as lexical, coalesce(top.matched, 0) / nullif(weight.total, 0) as coverage, top.exact,
+             null::float8 as cosine, ${usage('top')}, null::bigint as nearest
       from lexical_top top
-      left join lexical_scores scored using (tool_id)
       cross join query_weight weight`;
   }
   return sql`
     , candidates as (
-      select tool_id, bool_or(exact) as exact
-      from (select tool_id, exact from lexical_top union all select tool_id, false from vector_top) both_legs
-      group by tool_id
+      select tool_id, exact, score, matched from lexical_top
+      union all
+      select vector.tool_id, false, scored.score, scored.matched
+      from vector_top vector
+      left join lateral (${probedScores(lexical, sql`vector.tool_id`)}) scored on true
+      where vector.tool_id not in (select tool_id from lexical_top)
     )
-    select candidate.tool_id, scored.score as lexical, coalesce(scored.matched, 0) / nullif(weight.total, 0) as coverage, candidate.exact,
-           vector.cosine,
-           (select usage.calls from tool_usage usage where usage.tool_id = candidate.tool_id) as calls,
+    select candidate.tool_id, candidate.score as lexical, coalesce(candidate.matched, 0) / nullif(weight.total, 0) as coverage, candidate.exact,
+           vector.cosine, ${usage('candidate')},
            ${withVector === 'index' ? sql`(select count(*) from vector_nearest)` : sql`null::bigint`} as nearest
     from candidates candidate
-    left join lexical_scores scored using (tool_id)
     -- A join, not a subquery per candidate: the exact search scores every visible tool.
     left join vector_scores vector using (tool_id)
     cross join query_weight weight`;

@@ -49,23 +49,33 @@ describe('idf, namespaces and common words', () => {
   });
 });
 
-/** Compares the lexical leg's SQL scores with the TypeScript BM25F over the tenant's postings; returns how many scores it compared. */
-async function compareWithReference(executor: Executor, tenant: string, queries: readonly string[], scopes: string[] = []): Promise<number> {
-  const stats = await catalogStats(executor, tenant, scopes);
+/** Every posting of the tenant, as the TypeScript reference reads them. */
+async function postingsOf(executor: Executor, tenant: string): Promise<Posting[]> {
   const rows = await rowsOf<Record<string, number | string>>(
     executor.execute(sql`select tool_id, lexeme, tf_a, tf_b, tf_c, tf_d, len_a, len_b, len_c, len_d from tool_terms where tenant_id = ${tenant}`),
   );
-  const postings: Posting[] = rows.map((r) => ({
+  return rows.map((r) => ({
     toolId: Number(r.tool_id),
     lexeme: String(r.lexeme),
     tf: [Number(r.tf_a), Number(r.tf_b), Number(r.tf_c), Number(r.tf_d)],
     length: [Number(r.len_a), Number(r.len_b), Number(r.len_c), Number(r.len_d)],
   }));
+}
+
+/** The query's lexemes as PostgreSQL's english configuration makes them. */
+async function lexemesOf(executor: Executor, query: string): Promise<string[]> {
+  const [row] = await rowsOf<{ lexemes: string[] }>(executor.execute(sql`select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', ${query}))`));
+  return row?.lexemes ?? [];
+}
+
+/** Compares the lexical leg's SQL scores with the TypeScript BM25F over the tenant's postings; returns how many scores it compared. */
+async function compareWithReference(executor: Executor, tenant: string, queries: readonly string[], scopes: string[] = []): Promise<number> {
+  const stats = await catalogStats(executor, tenant, scopes);
+  const postings = await postingsOf(executor, tenant);
   const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
   let compared = 0;
   for (const query of queries) {
-    const [lexemes] = await rowsOf<{ lexemes: string[] }>(executor.execute(sql`select coalesce(array_agg(lexeme), '{}') as lexemes from unnest(to_tsvector('english', ${query}))`));
-    const expected = bm25fScores(postings, lexemes!.lexemes, stats.visible, average, BM25_PARAMS);
+    const expected = bm25fScores(postings, await lexemesOf(executor, query), stats.visible, average, BM25_PARAMS);
     const { candidates } = await retrieveCandidates(executor, {
       visibility: { tenantId: tenant, scopes, includeRetired: false },
       filters: {},
@@ -109,6 +119,46 @@ forEachDatabase((db) => {
 
     it('scores every tool as the TypeScript BM25F does', async () => {
       expect(await compareWithReference(db.database.db, tenant, QUERIES)).toBeGreaterThan(20);
+    });
+
+    it('scores the tools that only the vector leg or an exact name brings (probed, not kept by the top sort) as the reference does', async () => {
+      const executor = db.database.db;
+      const model = 'bm25f-probe-8';
+      // Arbitrary but fixed vectors under a model of its own: the vector leg's top 2 is not the lexical one.
+      await executor.execute(sql`
+        insert into tool_embeddings (tool_id, tenant_id, model, ord, dims, content_hash, embedding)
+        select t.id, t.tenant_id, ${model}, 0, 8, '', (select array_agg(sin(t.id * 7 + d)) from generate_series(1, 8) d)::vector
+        from tools t where t.tenant_id = ${tenant}`);
+      const stats = await catalogStats(executor, tenant, []);
+      const postings = await postingsOf(executor, tenant);
+      const names = await rowsOf<{ id: number; name: string }>(executor.execute(sql`select id, name from tools where tenant_id = ${tenant}`));
+      const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
+      let probed = 0;
+      for (const query of QUERIES) {
+        const expected = bm25fScores(postings, await lexemesOf(executor, query), stats.visible, average, BM25_PARAMS);
+        // Named: the matching tool with the lowest score, which the lexical top 2 leaves out.
+        const weakest = [...expected].sort((a, b) => a[1] - b[1])[0]?.[0];
+        const named = names.filter((t) => Number(t.id) === weakest).map((t) => t.name.toLowerCase());
+        const { candidates } = await retrieveCandidates(executor, {
+          visibility: { tenantId: tenant, scopes: [], includeRetired: false },
+          filters: {},
+          text: query,
+          nameTokens: named,
+          stats,
+          bm25: BM25_PARAMS,
+          vector: { model, values: Array.from({ length: 8 }, (_, i) => Math.cos(i + query.length)), search: 'exact' },
+          depth: 2,
+        });
+        const lexicalTop = [...expected].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 2).map(([id]) => id);
+        for (const candidate of candidates) {
+          const reference = expected.get(candidate.toolId);
+          if (reference === undefined) expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeNull();
+          else expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeCloseTo(reference, 9);
+          if (reference !== undefined && !lexicalTop.includes(candidate.toolId)) probed += 1;
+        }
+        if (weakest !== undefined) expect(candidates.find((c) => c.exact)?.toolId, query).toBe(weakest);
+      }
+      expect(probed).toBeGreaterThan(3);
     });
 
     it('leaves out the words the reference leaves out, counting each word once per catalog revision', async () => {
