@@ -381,6 +381,11 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     if (pgUrl && ctx.size >= VECTOR_INDEX_MIN_TOOLS) {
       await waitUntilDone(async () => ((await vectorIndexReady(pgUrl)) ? 0 : 1), 900_000);
       log(`vector index ready after ${round(registration.seconds + (performance.now() - waitStarted) / 1000, 1)} s from the first registration`);
+    } else if (!pgUrl && ctx.size >= VECTOR_INDEX_MIN_TOOLS) {
+      // Embedded PGlite builds the index on its own thread with no URL to ask: the build is the
+      // server's CPU. (In process, the build held the event loop, so the vector count waited for it.)
+      await waitCpuIdle(child.pid);
+      log(`server idle (vector index built) after ${round(registration.seconds + (performance.now() - waitStarted) / 1000, 1)} s from the first registration`);
     }
     if (!ctx.report.catalogBytes) Object.assign(ctx.report, catalogBaseline(ctx.visibleTools), await shortlistSample(base, ctx.caller));
     return { server: server.label, database, ...registration, indexingSeconds, indexedBy: how, serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1) };

@@ -187,9 +187,9 @@ export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap
     depth,
   };
   const lexical = lexicalLeg(input);
-  if (!request.vector) return sql`with ${lexical} ${combine(input, undefined)}`;
+  if (!request.vector) return sql`with ${lexical} ${combine(undefined)}`;
   const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth });
-  return sql`with ${lexical}, ${vector} ${combine(input, request.vector.search)}`;
+  return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
 }
 
 async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): Promise<Retrieval> {

@@ -121,7 +121,7 @@ forEachDatabase((db) => {
       expect(await compareWithReference(db.database.db, tenant, QUERIES)).toBeGreaterThan(20);
     });
 
-    it('scores the tools that only the vector leg or an exact name brings (probed, not kept by the top sort) as the reference does', async () => {
+    it('scores the tools that only the vector leg or an exact name brings (not kept by the top sort) as the reference does', async () => {
       const executor = db.database.db;
       const model = 'bm25f-probe-8';
       // Arbitrary but fixed vectors under a model of its own: the vector leg's top 2 is not the lexical one.
