@@ -10,7 +10,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
-import { lockDataDir } from './data-dir-lock.js';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -172,38 +172,29 @@ const SOCKET_PORT = 5432;
  * process stops with an error if the thread dies: its database is gone with it.
  */
 export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Database> {
-  const memory = dataDir.startsWith('memory://');
-  if (!memory) mkdirSync(dataDir, { recursive: true });
-  // One process per folder: a second one would split the database (src/db/data-dir-lock.ts).
-  const lock = memory ? undefined : lockDataDir(dataDir);
+  const lock = holdDataDir(dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tool-registry-db-'));
   const cleanUp = () => {
     rmSync(socketDir, { recursive: true, force: true });
     lock?.release();
   };
   let closing = false;
-  const worker = new Worker(THREAD_URL, { workerData: { dataDir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
   let lost: Error | undefined;
+  const worker = new Worker(THREAD_URL, { workerData: { dataDir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let database: Database;
   try {
     await new Promise<void>((resolve, reject) => {
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`the embedded database thread exited (${code}) while opening ${dataDir}`)));
       worker.once('message', () => resolve());
     });
-  } catch (error) {
-    await worker.terminate();
-    cleanUp();
-    throw error;
-  }
-  worker.on('error', (error) => (lost = error));
-  worker.on('exit', (code) => {
-    if (closing) return;
-    cleanUp();
-    throw new Error(`the embedded database thread exited (${code})${lost ? `: ${lost.message}` : ''}`);
-  });
-  let database: Database;
-  try {
+    worker.on('error', (error) => (lost = error));
+    worker.on('exit', (code) => {
+      if (closing) return;
+      cleanUp();
+      throw new Error(`the embedded database thread exited (${code})${lost ? `: ${lost.message}` : ''}`);
+    });
     database = await openPostgres(`postgres://postgres@${encodeURIComponent(socketDir)}:${SOCKET_PORT}/postgres`, poolSize);
   } catch (error) {
     closing = true;
@@ -228,17 +219,24 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
   };
 }
 
+/**
+ * The lock on an embedded database folder, created if missing; none for `memory://`. One process
+ * per folder: a second one would split the database (src/db/data-dir-lock.ts).
+ */
+function holdDataDir(dataDir: string): DataDirLock | undefined {
+  if (dataDir.startsWith('memory://')) return undefined;
+  mkdirSync(dataDir, { recursive: true });
+  return lockDataDir(dataDir);
+}
+
 /** Opens the embedded PGlite database in `dataDir` in this thread (`memory://` for an ephemeral one). */
 export async function openPglite(dataDir: string): Promise<Database> {
-  if (dataDir.startsWith('memory://')) return fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
-  mkdirSync(dataDir, { recursive: true });
-  // One process per folder: a second one would split the database (src/db/data-dir-lock.ts).
-  const lock = lockDataDir(dataDir);
+  const lock = holdDataDir(dataDir);
   try {
     const database = fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
-    return { ...database, close: () => database.close().finally(() => lock.release()) };
+    return { ...database, close: () => database.close().finally(() => lock?.release()) };
   } catch (error) {
-    lock.release();
+    lock?.release();
     throw error;
   }
 }

@@ -6,7 +6,7 @@ import { type Format, FORMATS } from '../tools/formats.js';
 import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import type { ShortlistRow } from '../tools/views.js';
 import { type Bm25Params, commonTermPostings, type TermCount, termWeights } from './bm25f.js';
-import { combine, type DiscoveryFilters, lexicalLeg, type LexicalLegInput, vectorLeg, type VectorSearch } from './retrieval-sql.js';
+import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
@@ -176,7 +176,7 @@ export async function searchedTerms(executor: Executor, request: Pick<RetrievalR
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
 export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): SQL {
   const { stats, depth } = request;
-  const input: LexicalLegInput = {
+  const lexical = lexicalLeg({
     visibility: request.visibility,
     filters: request.filters,
     ...termWeights(terms, stats.visible, request.bm25),
@@ -185,8 +185,7 @@ export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap
     averageLength: stats.avgLength,
     bm25: request.bm25,
     depth,
-  };
-  const lexical = lexicalLeg(input);
+  });
   if (!request.vector) return sql`with ${lexical} ${combine(undefined)}`;
   const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth });
   return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;

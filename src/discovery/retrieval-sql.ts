@@ -78,14 +78,16 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
  *   index-only range scan per lexeme with the security predicate on the posting itself
  *   (migrations 0006, 0015);
  * - `named_tools`: visible tools the query names exactly;
- * - `lexical_top`: those (scores probed: `probedScores`), then the best by score, `depth` in all,
- *   each carrying its score, so `combine` looks up in `lexical_scores` only the vector leg's tools
- *   that the lexical top left out. Joined back for every candidate, the planner sorted every
- *   scored tool (~29,000 of 90,000 at 100,000 tools) to merge it with the ~200 it needed.
+ * - `lexical_top`: those, then the best by score, `depth` in all, each carrying its score, so
+ *   `combine` looks up in `lexical_scores` only the vector leg's tools that the lexical top left
+ *   out. Joined back for every candidate, the planner sorted every scored tool (~29,000 of 90,000
+ *   at 100,000 tools) to merge it with the ~200 it needed.
  */
 export function lexicalLeg(input: LexicalLegInput): SQL {
-  const { depth } = input;
+  const { bm25, averageLength, depth } = input;
   const filters = filterPredicate(input.filters);
+  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
+    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
   const present = input.terms.filter((t) => t.present);
   return sql`
     searched_terms as (
@@ -96,9 +98,15 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       select ${sql.raw(f8(input.total))} as total
     ),
     lexical_scores as (
-      select field.tool_id, ${bm25Sums(input)}
+      select field.tool_id,
+             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
+             sum(field.idf) filter (where field.tf > 0) as matched
       from (
-        select posting.tool_id, term.idf, ${pooledTf(input)} as tf
+        select posting.tool_id, term.idf,
+               term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
+             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
+             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
+             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))} as tf
         from searched_terms term
         join tool_terms posting on posting.lexeme = term.lexeme
         where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
@@ -115,54 +123,13 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
     lexical_top as (
       select named.tool_id, true as exact, scored.score, scored.matched
       from named_tools named
-      left join lateral (${probedScores(input, sql`named.tool_id`)}) scored on true
+      left join lexical_scores scored using (tool_id)
       union all
       (select tool_id, false, score, matched from lexical_scores
        where tool_id not in (select tool_id from named_tools)
        order by score desc, tool_id
        limit greatest(${depth} - (select count(*) from named_tools), 0))
     )`;
-}
-
-/** A posting's field frequencies pooled by field weight and length normalization (BM25F, before saturation). */
-function pooledTf(input: Pick<LexicalLegInput, 'bm25' | 'averageLength'>): SQL {
-  const { bm25, averageLength } = input;
-  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
-    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
-  return sql`term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
-             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
-             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
-             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))}`;
-}
-
-/** The BM25F score (`score`) and the IDF mass matched (`matched`) over rows of `field` (idf, pooled tf). */
-function bm25Sums(input: Pick<LexicalLegInput, 'bm25'>): SQL {
-  const { k1 } = input.bm25;
-  return sql`sum(field.idf * (field.tf * ${sql.raw(f8(k1 + 1))}) / (field.tf + ${sql.raw(f8(k1))})) as score,
-             sum(field.idf) filter (where field.tf > 0) as matched`;
-}
-
-/**
- * One tool's score and matched IDF mass, probed: one primary-key lookup per searched lexeme, for
- * a tool the query names (a handful at most). The same arithmetic as `lexical_scores`; no row
- * when no searched lexeme matches. (Probing the vector leg's ~100 tools this way cost ~2 ms more
- * than a hash join at 10,000 tools.)
- */
-function probedScores(input: LexicalLegInput, toolId: SQL): SQL {
-  return sql`
-    select ${bm25Sums(input)}
-    from (
-      select term.idf, ${pooledTf(input)} as tf
-      from searched_terms term
-      -- Not flattened into a join, so each word is one primary-key lookup: as a join, PostgreSQL
-      -- read every posting of the tool (~200) by tool id and hashed them against the words.
-      cross join lateral (
-        select * from tool_terms posting
-        where posting.lexeme = term.lexeme and posting.tool_id = ${toolId} and ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
-        offset 0
-      ) posting
-    ) field
-    having count(*) > 0`;
 }
 
 /**
@@ -227,7 +194,7 @@ export function vectorLeg(input: VectorLegInput): SQL {
 /**
  * Combines the legs: the union of each leg's top candidates, each with everything both legs know
  * about it (BM25F and coverage, cosine, exact name, allowed calls), so fusion sees complete
- * evidence: the vector leg's tools that the lexical leg did not keep get their scores probed.
+ * evidence: the vector leg's tools that the lexical top left out get theirs from `lexical_scores`.
  * `nearest` is how many vectors the index scan returned (null for an exact search).
  */
 export function combine(withVector: VectorSearch | undefined): SQL {
