@@ -11,6 +11,7 @@ import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js';
 import { ShortlistCache } from './discovery/shortlist-cache.js';
 import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
+import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './discovery/term-counts.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
@@ -92,6 +93,8 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     new BackgroundJob(() => learning.expire(), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
     new BackgroundJob((signal) => new TokenCostBackfill(db, log).run(signal), { atStart: true }, failed('re-pricing stored tools failed; it is retried at the next start')),
   ];
+  const termCounts = new TermCountRefresh(db, log);
+  jobs.push(new BackgroundJob((signal) => termCounts.runOnce(signal), { atStart: true, everyMs: TERM_COUNTS_INTERVAL_MS }, failed('storing term counts failed; retrying later')));
   // PGlite has no autovacuum: without statistics the planner misplans every discovery.
   if (database.kind === 'pglite') {
     const maintenance = new TableMaintenance(db, log);

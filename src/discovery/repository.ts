@@ -138,7 +138,9 @@ const TERM_MEMO_ENTRIES = 4096;
  * many postings of each lexeme, most of the lexical leg's cost on a large catalog (a common word's
  * cap is 20% of it), so the counts are memoized on the catalog statistics, which belong to one
  * catalog revision: only lexemes new at this revision are counted, and the answer is the same as
- * counting them all. A searched lexeme's counts are exact, so its IDF needs no further read.
+ * counting them all. Frequent lexemes' counts are read from `term_counts` instead when a rebuild
+ * at the tools' current revision stored them (term-counts.ts): reading them is what the cap made expensive. A
+ * searched lexeme's counts are exact, so its IDF needs no further read.
  */
 export async function searchedTerms(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'stats'>): Promise<Map<string, TermCount>> {
   const { stats } = request;
@@ -150,10 +152,25 @@ export async function searchedTerms(executor: Executor, request: Pick<RetrievalR
   const counts = new Map<string, TermCount>();
   const unknown = lexemes.filter((lexeme) => !stats.termPostings.has(lexeme));
   if (unknown.length > 0) {
+    // Stored counts (migration 0016) when they belong to the postings this statement reads, capped as counting caps
+    // them; every lexeme not stored there is counted from its postings (term-counts.ts stores
+    // every frequent one).
+    const held = postingVisibleTo(request.visibility, 'c', stats.scopeSets);
     const counted = await rowsOf<{ lexeme: string; postings: number; in_names: number }>(
       executor.execute(sql`
+        with stored as (
+          select c.lexeme, least(coalesce(sum(c.postings) filter (where ${held}), 0), ${sql.raw(String(cap))})::int as postings,
+                 least(coalesce(sum(c.in_names) filter (where ${held}), 0), ${sql.raw(String(cap))})::int as in_names
+          from term_counts c
+          where c.tenant_id = ${request.visibility.tenantId} and c.lexeme = any(${param(unknown)}::text[])
+            and exists (select 1 from term_count_revisions r join catalog_revisions current using (tenant_id)
+                      where r.tenant_id = ${request.visibility.tenantId} and r.revision = current.tools_revision)
+          group by c.lexeme
+        )
+        select lexeme, postings, in_names from stored
+        union all
         select u.lexeme, probe.postings::int, probe.in_names::int
-        from unnest(${param(unknown)}::text[]) u(lexeme)
+        from (select lexeme from unnest(${param(unknown)}::text[]) l(lexeme) where lexeme not in (select lexeme from stored)) u
         cross join lateral (
           select count(*) as postings, count(*) filter (where capped.tf_a > 0) as in_names from (
             select posting.tf_a from tool_terms posting
