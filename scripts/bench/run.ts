@@ -450,7 +450,6 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
   log(`size ${size}: ${report.totalTools} tools over ${tenantCount} tenants (${visibleTools.length} visible to the caller)`);
   const port = await freePort();
   const env = serviceEnvironment(port, embeddingUrl);
-  let stream = 0;
 
   /** A failed database family is reported and the run goes on (a long run is not lost to one crash). */
   const attempt = async (what: string, work: () => Promise<void>) => {
@@ -463,45 +462,58 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
     }
   };
 
-  for (const server of servers) {
-    const tag = server.label ? `${server.label}: ` : '';
-    if (drivers.includes('embedded') || drivers.includes('socket')) {
-      await attempt(`${tag}PGlite`, async () => {
-        const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
-        try {
-          report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
-          if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, (stream += 10_000_000));
-          if (!drivers.includes('socket')) return;
-          const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
+  // The same request streams for both checkouts of a driver, so before and after answer the same new requests.
+  const STREAMS = { embedded: 10_000_000, socket: 20_000_000, postgres: 30_000_000 };
+  const tagOf = (server: (typeof servers)[number]) => (server.label ? `${server.label}: ` : '');
+  // A database family at a time, both checkouts back to back, the order alternating between
+  // families: on this noisy machine whichever leg ran second was slower on stages neither change
+  // touched, so always running the baseline first biased every comparison the same way.
+  const families: ((server: (typeof servers)[number]) => Promise<void>)[] = [];
+  if (drivers.includes('embedded') || drivers.includes('socket')) {
+    families.push(async (server) => {
+      const tag = tagOf(server);
+        await attempt(`${tag}PGlite`, async () => {
+          const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
           try {
-            // The pool must not open more connections than the socket server accepts.
-            const socketEnv = { ...env, DATABASE_URL: socket.url, DATABASE_POOL_SIZE: opts.socketConnections };
-            await leg(ctx, server, `${tag}PGlite over the wire (pool ${opts.socketConnections})`, socketEnv, (stream += 10_000_000), socket.child);
+            report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
+            if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, STREAMS.embedded);
+            if (!drivers.includes('socket')) return;
+            const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
+            try {
+              // The pool must not open more connections than the socket server accepts.
+              const socketEnv = { ...env, DATABASE_URL: socket.url, DATABASE_POOL_SIZE: opts.socketConnections };
+              await leg(ctx, server, `${tag}PGlite over the wire (pool ${opts.socketConnections})`, socketEnv, STREAMS.socket, socket.child);
+            } finally {
+              await socket.child.stop();
+            }
           } finally {
-            await socket.child.stop();
+            rmSync(dataDir, { recursive: true, force: true });
           }
-        } finally {
-          rmSync(dataDir, { recursive: true, force: true });
-        }
-      });
-    }
-    if (drivers.includes('postgres') && postgres) {
-      const pg = postgres;
-      await attempt(`${tag}native PostgreSQL`, async () => {
-        const name = `bench_${size}_${server.label || 'run'}_${process.pid}`;
-        const url = await freshDatabase(pg, name);
-        try {
-          const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
-          report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
-          // The embedded legs get the same from the service's own table maintenance at start-up.
-          await vacuumAnalyze(url);
-          await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, (stream += 10_000_000));
-        } finally {
-          if (opts.keepDatabase) log(`kept ${databaseUrl(pg.url, name).replace(/\/\/[^@]*@/, '//')}`);
-          else await dropDatabase(pg, name);
-        }
-      });
-    }
+        });
+    });
+  }
+  if (drivers.includes('postgres') && postgres) {
+    const pg = postgres;
+    families.push(async (server) => {
+      const tag = tagOf(server);
+        await attempt(`${tag}native PostgreSQL`, async () => {
+          const name = `bench_${size}_${server.label || 'run'}_${process.pid}`;
+          const url = await freshDatabase(pg, name);
+          try {
+            const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
+            report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
+            // The embedded legs get the same from the service's own table maintenance at start-up.
+            await vacuumAnalyze(url);
+            await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, STREAMS.postgres);
+          } finally {
+            if (opts.keepDatabase) log(`kept ${databaseUrl(pg.url, name).replace(/\/\/[^@]*@/, '//')}`);
+            else await dropDatabase(pg, name);
+          }
+        });
+    });
+  }
+  for (const [i, family] of families.entries()) {
+    for (const server of i % 2 === 0 ? servers : [...servers].reverse()) await family(server);
   }
   return report;
 }
