@@ -6,8 +6,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import { openPostgres } from '../../src/db/client.js';
-import { toolsWithoutCurrentVectors } from '../../src/embedding/repository.js';
 import { ensureVectorExtension, withClient } from '../pg-session.js';
 import { Child } from './processes.js';
 
@@ -83,12 +81,18 @@ export async function vectorIndexReady(url: string): Promise<boolean> {
   return rows[0]!.ready;
 }
 
-/** Active tools without a current vector for `model`, counted the service's way. */
+/**
+ * Active tools without a card vector for `model`. Every database of a run is fresh, so any stored
+ * vector was written by the service under test: no need for the service's own staleness stamp,
+ * which a baseline checkout computes differently (or from columns it lacks).
+ */
 export async function toolsWithoutVectors(url: string, model: string): Promise<number> {
-  const database = await openPostgres(url, 1);
-  try {
-    return await toolsWithoutCurrentVectors(database.db, model);
-  } finally {
-    await database.close();
-  }
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ n: number }>(
+      `select count(*)::int as n from tools t
+       where t.status = 'active' and not exists (select 1 from tool_embeddings e where e.tool_id = t.id and e.model = $1 and e.ord = 0)`,
+      [model],
+    ),
+  );
+  return rows[0]!.n;
 }

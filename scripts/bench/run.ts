@@ -43,7 +43,7 @@ const program = new Command('bench')
   .option('--cpu-prof <dir>', 'run the server with --cpu-prof, profiles written to this folder')
   .option('--local-model', 'also measure the local embedding model on request texts and card texts (in-process)', true)
   .option('--no-local-model', 'skip the local model measurement')
-  .option('--keep-database', 'leave the native PostgreSQL databases in place after the run, for profiling (their URLs are logged)')
+  .option('--keep-database', 'leave the native PostgreSQL databases in place after the run, for profiling (their URLs are logged; needs DATABASE_URL)')
   .option('--out <dir>', 'output folder', 'bench-results')
   .option('--label <text>', 'label of this run in the report', '');
 program.parse();
@@ -75,6 +75,8 @@ const drivers = list(opts.drivers) as Driver[];
 for (const d of drivers) if (!['embedded', 'socket', 'postgres'].includes(d)) throw new Error(`unknown driver ${d}`);
 if (!['real', 'synthetic'].includes(opts.catalog)) throw new Error(`unknown catalog ${opts.catalog}`);
 if (!['loopback', 'local'].includes(opts.embedder)) throw new Error(`unknown embedder ${opts.embedder}`);
+// Without DATABASE_URL the bench's own PostgreSQL (scripts/postgres.sh) is removed at exit, kept databases with it.
+if (opts.keepDatabase && !process.env.DATABASE_URL) throw new Error('--keep-database needs DATABASE_URL: the PostgreSQL the bench starts itself is removed when it exits');
 const real = opts.catalog === 'real';
 const seconds = Number(opts.seconds);
 const seed = Number(opts.seed);
@@ -363,11 +365,11 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
       // with 23,000 tools still without vectors): on PostgreSQL, count the stored ones.
       if (pgUrl) {
         await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
-        how = 'PostgreSQL: every active tool has a current vector';
+        how = 'PostgreSQL: every active tool has a card vector';
       }
     } else if (pgUrl) {
       await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
-      how = 'PostgreSQL: every active tool has a current vector';
+      how = 'PostgreSQL: every active tool has a card vector';
     } else {
       await waitCpuIdle(child.pid);
       how = 'server CPU idle (approximate)';
