@@ -34,7 +34,7 @@ export const NAMESPACE_MIN_TOOLS = 3;
 
 /** Whether a lexeme's postings make it a namespace word (see NAMESPACE_MIN_TOOLS). */
 export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
-  return namespaceCount({ postings: postings.length, inNames: postings.filter((p) => p.tf[0] > 0).length });
+  return isNamespaceCount({ postings: postings.length, inNames: postings.filter((p) => p.tf[0] > 0).length });
 }
 
 /** How many visible tools a lexeme's postings cover, and how many of those have it in the name. */
@@ -43,7 +43,7 @@ export interface TermCount {
   inNames: number;
 }
 
-const namespaceCount = (count: TermCount): boolean => count.inNames >= NAMESPACE_MIN_TOOLS && count.inNames === count.postings;
+const isNamespaceCount = (count: TermCount): boolean => count.inNames >= NAMESPACE_MIN_TOOLS && count.inNames === count.postings;
 
 /** What one searched lexeme weighs: its IDF, and the name field's weight (0 for a namespace word). */
 export interface TermWeight {
@@ -63,7 +63,7 @@ export function termWeights(counts: ReadonlyMap<string, TermCount>, visible: num
   const terms: TermWeight[] = [];
   for (const [lexeme, count] of counts) {
     const weight = idf(visible, count.postings);
-    const namespace = namespaceCount(count);
+    const namespace = isNamespaceCount(count);
     if (!namespace) total += weight;
     terms.push({ lexeme, idf: weight, nameWeight: namespace ? 0 : params.weights.A, present: count.postings > 0 });
   }

@@ -80,8 +80,9 @@ export class TermCountRefresh {
             select coalesce((select tools_revision from catalog_revisions where tenant_id = ${tenant}), 0)::float8 as revision,
                    (select count(*) from ${tools} where ${tools.tenantId} = ${tenant} and ${tools.status} = 'active')::int as active`),
         );
+        const active = Number(row?.active ?? 0);
         await tx.execute(sql`delete from term_counts where tenant_id = ${tenant}`);
-        if (Number(row?.active ?? 0) >= minTools) {
+        if (active >= minTools) {
           await tx.execute(sql`
             insert into term_counts (tenant_id, lexeme, scope_set, postings, in_names)
             select ${tenant}, lexeme, scope_set, postings, in_names from (
@@ -95,7 +96,7 @@ export class TermCountRefresh {
         await tx.execute(sql`
           insert into term_count_revisions (tenant_id, revision) values (${tenant}, ${Number(row?.revision ?? 0)})
           on conflict (tenant_id) do update set revision = excluded.revision`);
-        return Number(row?.active ?? 0);
+        return active;
       },
       { isolationLevel: 'repeatable read' },
     );

@@ -118,17 +118,6 @@ export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'sta
   });
 }
 
-/** How many active tools have no current vector for `model`: what the indexer has left to do. */
-export async function toolsWithoutCurrentVectors(db: Db, model: string): Promise<number> {
-  const [row] = await rowsOf<{ n: number | string }>(
-    db.execute(sql`
-    select count(*)::int as n from ${tools} t
-    where t.status = 'active' and not exists (
-      select 1 from tool_embeddings e where e.tool_id = t.id and e.model = ${model} and e.ord = 0 and e.content_hash = ${STAMP})`),
-  );
-  return Number(row?.n ?? 0);
-}
-
 /** The index status of one tool for `model` (one indexed lookup per table). */
 export async function indexStatus(db: Db, toolId: number, model: string): Promise<IndexStatus> {
   const [row] = await rowsOf<{ current: boolean | null; failed: boolean | null }>(
