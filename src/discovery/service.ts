@@ -69,7 +69,7 @@ interface Computed {
 }
 
 /** How many candidates each retrieval leg contributes to fusion. */
-const CANDIDATE_DEPTH = 100;
+export const CANDIDATE_DEPTH = 100;
 
 /**
  * Discovery: the caller's scopes filter every query inside SQL; both legs rank the rest; the
