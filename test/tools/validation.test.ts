@@ -165,6 +165,16 @@ describe('json-schema helpers', () => {
     expect(() => compileSchema(schema())).not.toThrow();
   });
 
+  it('keeps earlier validators working after many compilations (compiling instances are replaced)', () => {
+    const schema = (i: number) => ({ type: 'object', properties: { [`p${i}`]: { type: 'integer', minimum: i } }, required: [`p${i}`] });
+    const validators = Array.from({ length: 450 }, (_, i) => compileSchema(schema(i)));
+    for (const i of [0, 199, 200, 449]) {
+      expect(validators[i]!({ [`p${i}`]: i })).toEqual([]);
+      expect(validators[i]!({ [`p${i}`]: i - 1 })).toEqual([{ pointer: `/p${i}`, message: `must be >= ${i}` }]);
+      expect(validators[i]!({})).toEqual([{ pointer: `/p${i}`, message: `must have required property 'p${i}'` }]);
+    }
+  });
+
   it('meta-validates against the dialect named by $schema', () => {
     expect(metaValidate({ type: 'object', prefixItems: [{ type: 'string' }] }, '/p')).toEqual([]);
     expect(metaValidate({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', items: [{ type: 'string' }] }, '/p')).toEqual([]);
