@@ -23,14 +23,14 @@ const LAYERS = [
   ['cli'],
 ];
 const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls', 'app', 'bootstrap', 'services', 'server']);
+// Files, not elements: a top-level module is one file, and element patterns match folders only.
+const category = (name) => (MODULES.has(name) ? `src/${name}.ts` : `src/${name}/**`);
 const layering = {
   files: ['src/**/*.ts'],
   plugins: { boundaries },
   settings: {
     'import/resolver': { typescript: { project: './tsconfig.json' } },
-    'boundaries/elements': LAYERS.flat().map((name) =>
-      MODULES.has(name) ? { type: name, pattern: `src/${name}.ts`, mode: "file" } : { type: name, pattern: `src/${name}` },
-    ),
+    'boundaries/files': LAYERS.flat().map((name) => ({ category: name, pattern: category(name) })),
   },
   rules: {
     'boundaries/dependencies': [
@@ -39,8 +39,8 @@ const layering = {
         default: 'disallow',
         policies: LAYERS.flatMap((layer, i) =>
           layer.map((name) => ({
-            from: { element: { type: name } },
-            allow: { to: { element: { types: { anyOf: [name, ...LAYERS.slice(0, i).flat()] } } } },
+            from: { file: { categories: name } },
+            allow: { to: { file: { categories: { anyOf: [name, ...LAYERS.slice(0, i).flat()] } } } },
           })),
         ),
       },

@@ -47,26 +47,28 @@ const IDENTIFIER_SHAPE = /[_.\-\d]|[a-z][A-Z]/;
 // A speaker label opening a line of a pasted transcript: "User:", "Human:", "Customer >", "[user]".
 const TURN = /^[ \t]*\[?(user|human|customer|client|me|you|assistant|ai|bot|agent|model|system|tool)\]?[ \t]*[:>]/gim;
 const USER_ROLES = new Set(['user', 'human', 'customer', 'client', 'me']);
+const REPLY_ROLES = new Set(['assistant', 'ai', 'bot', 'agent', 'model']);
 
 const normalize = (text: string): string => text.replace(/\s+/g, ' ').trim();
 
 /**
- * The part of a long request worth searching. A pasted conversation is searched by its last
- * user turn (what the agent must act on now); any other long text by its head and tail, where
- * requests put the ask ("Summarize this: …", "… why does this fail?").
+ * The part of a request worth searching. A pasted conversation, at any length, is searched by its
+ * last user turn (what the agent must act on now; earlier turns are requests already served); any
+ * other long text by its head and tail, where requests put the ask ("Summarize this: …", "… why
+ * does this fail?"). A short text counts as a conversation only with a reply's label (Assistant,
+ * AI, Bot, …) besides a user's, so a request that merely opens with "User:" is searched whole.
  */
 export function boundedPart(raw: string, limit = SEARCHED_QUERY_CHARS): { text: string; part: SearchedPart } {
   const whole = normalize(raw);
-  if (whole.length <= limit) return { text: whole, part: 'whole' };
   const turns = [...raw.matchAll(TURN)];
-  const lastUser = turns.filter((m) => USER_ROLES.has(m[1]!.toLowerCase())).at(-1);
-  if (lastUser && turns.length >= 2) {
-    const start = lastUser.index + lastUser[0].length;
+  const roles = turns.map((m) => m[1]!.toLowerCase());
+  const lastUser = turns.filter((_, i) => USER_ROLES.has(roles[i]!)).at(-1);
+  if (lastUser && turns.length >= 2 && (whole.length > limit || roles.some((role) => REPLY_ROLES.has(role)))) {
     const next = turns.find((m) => m.index > lastUser.index);
-    const turn = normalize(raw.slice(start, next?.index ?? raw.length));
+    const turn = normalize(raw.slice(lastUser.index + lastUser[0].length, next?.index ?? raw.length));
     if (turn !== '') return { text: headAndTail(turn, limit), part: 'last_user_turn' };
   }
-  return { text: headAndTail(whole, limit), part: 'head_and_tail' };
+  return whole.length <= limit ? { text: whole, part: 'whole' } : { text: headAndTail(whole, limit), part: 'head_and_tail' };
 }
 
 /** The first and last halves of `text` within `limit` characters, cut at spaces. */

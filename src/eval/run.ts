@@ -276,7 +276,7 @@ async function abstentionCheck(registry: EvalRegistry, tools: DatasetTool[], que
 
 /**
  * Every 5th request as the last user turn of a pasted conversation (earlier requests of the set as
- * the previous turns, a canned assistant reply between them, 1,500+ characters in all), searched
+ * the previous turns, a canned assistant reply between them, mostly over 1,000 characters), searched
  * by the service; and, for comparison, the same conversation cut to its first or last 1,000
  * characters by the caller.
  */

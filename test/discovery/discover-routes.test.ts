@@ -52,6 +52,14 @@ forEachDatabase((db) => {
       expect(body.discovery_id).toMatch(/^[0-9a-f-]{36}$/);
     });
 
+    it('searches a pasted conversation by its last user turn, and says so', async () => {
+      const query = 'User: refund the invoice please\nAssistant: Done, the refund is issued.\nUser: where is my freight shipment now?';
+      const { status, body } = await discover(publisher, { query, mode: 'lexical' });
+      expect(status).toBe(200);
+      expect(body.tools.map((t) => t.name)).toEqual(['track_shipment']);
+      expect((body as DiscoverResponse & { searched_query: unknown }).searched_query).toEqual({ bounded: true, part: 'last_user_turn', chars: 'where is my freight shipment now?'.length, total_chars: query.replace(/\s+/g, ' ').length });
+    });
+
     it('never returns a tool whose scopes the caller lacks, nor a retired one', async () => {
       const { body } = await discover(reader, { query: 'refund invoice shipment tickets', top_k: 10 });
       const names = body.tools.map((t) => t.name);

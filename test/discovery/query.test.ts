@@ -21,7 +21,7 @@ describe('prepareQuery', () => {
   });
 });
 
-describe('boundedPart of a long request', () => {
+describe('boundedPart: what of a long request or a conversation is searched', () => {
   const filler = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
 
   it('searches the last user turn of a pasted conversation', () => {
@@ -38,6 +38,17 @@ describe('boundedPart of a long request', () => {
     const conversation = `Human: ${filler(200)}\nAI: sure\n[customer]: cancel my subscription today\n`;
     expect(boundedPart(conversation).text).toBe('cancel my subscription today');
     expect(boundedPart(`Me > ${filler(200)}\nBot > ok\nMe > where is my parcel`).text).toBe('where is my parcel');
+  });
+
+  it('searches a short pasted conversation by its last user turn too', () => {
+    const conversation = 'User: what is the weather in Oslo\nAssistant: Rain, 8 degrees.\nUser: convert 20 euros to dollars';
+    expect(boundedPart(conversation)).toEqual({ text: 'convert 20 euros to dollars', part: 'last_user_turn' });
+    expect(prepareQuery(conversation).searched).toMatchObject({ bounded: true, part: 'last_user_turn', chars: 27 });
+  });
+
+  it('keeps a short request that only opens with a speaker label whole', () => {
+    const request = 'User: alice@example.com\nSystem: Linux\nreset her password';
+    expect(boundedPart(request)).toEqual({ text: 'User: alice@example.com System: Linux reset her password', part: 'whole' });
   });
 
   it('keeps the head and the tail of other long text, within the bound, cut at spaces', () => {
