@@ -152,36 +152,49 @@ export interface DatabaseHandle {
 }
 
 /**
+ * Opens `leg`'s database before the enclosing describe's tests and closes it after them; the
+ * handle reaches it from beforeAll on.
+ */
+function openFor(leg: Pick<Leg, 'name' | 'open'>): DatabaseHandle {
+  let opened: TestDatabase | undefined;
+  beforeAll(async () => {
+    opened = await leg.open();
+  });
+  afterAll(async () => {
+    await opened?.close();
+    opened = undefined;
+  });
+  return {
+    leg: leg.name,
+    get current() {
+      if (!opened) throw new Error(`database for leg ${leg.name} is not open (use it from beforeAll or a test)`);
+      return opened;
+    },
+    get database() {
+      return this.current.database;
+    },
+  };
+}
+
+/**
  * Declares `suite` once per database leg, each in its own describe with a clean database opened
  * before and closed after it. A leg that cannot run is declared as a skipped describe whose
  * title says why, so the skip shows in every report (never silent).
  */
 export function forEachDatabase(suite: (db: DatabaseHandle) => void): void {
   for (const leg of databaseLegs()) {
-    let opened: TestDatabase | undefined;
-    const handle: DatabaseHandle = {
-      leg: leg.name,
-      get current() {
-        if (!opened) throw new Error(`database for leg ${leg.name} is not open (use it from beforeAll or a test)`);
-        return opened;
-      },
-      get database() {
-        return this.current.database;
-      },
-    };
     if (leg.skip !== undefined) {
-      describe.skip(`${leg.title}: SKIPPED, ${leg.skip}`, () => suite(handle));
+      describe.skip(`${leg.title}: SKIPPED, ${leg.skip}`, () => suite(openFor(leg)));
       continue;
     }
-    describe(leg.title, () => {
-      beforeAll(async () => {
-        opened = await leg.open();
-      });
-      afterAll(async () => {
-        await opened?.close();
-        opened = undefined;
-      });
-      suite(handle);
-    });
+    describe(leg.title, () => suite(openFor(leg)));
   }
+}
+
+/**
+ * A clean in-process PGlite for the enclosing describe, for suites whose checks never reach the
+ * database (token checks, socket handling): one leg is enough there.
+ */
+export function inProcessDatabase(): DatabaseHandle {
+  return openFor({ name: 'pglite', open: openInProcess });
 }

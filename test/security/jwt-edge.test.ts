@@ -6,9 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { exportJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type Database, fromPglite } from '../../src/db/client.js';
 import { call, useApp } from '../helpers/app.js';
-import { clonePglite, type DatabaseHandle } from '../helpers/databases.js';
+import { inProcessDatabase } from '../helpers/databases.js';
 import { keyPair, serveJwks, type TestKeyPair } from '../helpers/keys.js';
 import { TEST_SECRET, token } from '../helpers/tokens.js';
 
@@ -28,17 +27,7 @@ const claims = (extra: Record<string, unknown> = {}) => ({ tenant_id: 'acme', sc
  * key URLs in the header, and clock skew at the tolerance boundary.
  */
 describe('on PGlite in-process (token checks never reach the database: one leg is enough)', () => {
-  let database: Database | undefined;
-  const db = {
-    leg: 'pglite',
-    get database() {
-      return database!;
-    },
-  } as DatabaseHandle;
-  beforeAll(async () => {
-    database = fromPglite(await clonePglite());
-  });
-  afterAll(async () => database?.close());
+  const db = inProcessDatabase();
   const t = useApp(db);
 
   describe('JWT edge cases (HS256)', () => {

@@ -1,11 +1,10 @@
 import { type AddressInfo, connect, type Socket } from 'node:net';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { fastifyOptions } from '../../src/app.js';
-import { type Database, fromPglite } from '../../src/db/client.js';
 import { testConfig, useApp } from '../helpers/app.js';
-import { clonePglite, type DatabaseHandle } from '../helpers/databases.js';
+import { inProcessDatabase } from '../helpers/databases.js';
 import { token } from '../helpers/tokens.js';
 
 /** A raw TCP connection to the app; resolves once connected. */
@@ -32,17 +31,7 @@ function untilClosed(socket: Socket): Promise<{ ms: number; received: string }> 
  * Connection handling never reaches the database: one leg is enough.
  */
 describe('on PGlite in-process (sockets only)', () => {
-  let database: Database | undefined;
-  const db = {
-    leg: 'pglite',
-    get database() {
-      return database!;
-    },
-  } as DatabaseHandle;
-  beforeAll(async () => {
-    database = fromPglite(await clonePglite());
-  });
-  afterAll(async () => database?.close());
+  const db = inProcessDatabase();
   const t = useApp(db, { REQUEST_TIMEOUT_MS: '3000', HEADERS_TIMEOUT_MS: '1500', MAX_CONNECTIONS_PER_CLIENT: '4' });
 
   describe('slow clients', () => {
