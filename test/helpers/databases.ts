@@ -65,26 +65,36 @@ async function openInProcess(): Promise<TestDatabase> {
   };
 }
 
+/** Pools opened on one wire database, closed together with it. */
+function poolsOn(url: string): { connect(poolSize?: number): Promise<Database>; close(): Promise<void> } {
+  const pools: Database[] = [];
+  return {
+    connect: async (poolSize = TEST_POOL_SIZE) => {
+      const database = await openPostgres(url, poolSize);
+      pools.push(database);
+      return database;
+    },
+    close: async () => {
+      for (const pool of pools) await pool.close();
+    },
+  };
+}
+
 /** PGlite served over the wire (see src/db/pglite-wire.mjs), reached through pg. */
 async function openSocket(): Promise<TestDatabase> {
   const client = await clonePglite();
   const server = servePgliteOverWire(client, { host: '127.0.0.1', port: 0, maxConnections: SOCKET_MAX_CONNECTIONS });
   await server.start();
   const url = `postgres://postgres:postgres@${server.getServerConn()}/postgres`;
-  const pools: Database[] = [];
-  const connect = async (poolSize = TEST_POOL_SIZE) => {
-    const database = await openPostgres(url, poolSize);
-    pools.push(database);
-    return database;
-  };
-  const database = await connect();
+  const pools = poolsOn(url);
+  const database = await pools.connect();
   return {
     leg: 'pglite-socket',
     database,
     url,
-    connect,
+    connect: pools.connect,
     close: async () => {
-      for (const pool of pools) await pool.close();
+      await pools.close();
       await server.stop();
       await client.close();
     },
@@ -102,13 +112,8 @@ async function openExternal(baseUrl: string): Promise<TestDatabase> {
   const schema = `test_${randomBytes(6).toString('hex')}`;
   await withClient(baseUrl, (admin) => admin.query(`create schema ${schema}`));
   const url = withSearchPath(baseUrl, schema);
-  const pools: Database[] = [];
-  const connect = async (poolSize = TEST_POOL_SIZE) => {
-    const database = await openPostgres(url, poolSize);
-    pools.push(database);
-    return database;
-  };
-  const database = await connect();
+  const pools = poolsOn(url);
+  const database = await pools.connect();
   // PostgreSQL honours the `options` startup parameter; a server that ignores it would make every
   // file share one schema, so say so instead of testing something else than intended.
   const [row] = await rowsOf<{ schema: string }>(database.db.execute('select current_schema() as schema'));
@@ -121,9 +126,9 @@ async function openExternal(baseUrl: string): Promise<TestDatabase> {
     leg: 'postgres',
     database,
     url,
-    connect,
+    connect: pools.connect,
     close: async () => {
-      for (const pool of pools) await pool.close();
+      await pools.close();
       await withClient(baseUrl, (admin) => admin.query(`drop schema ${schema} cascade`));
     },
   };
