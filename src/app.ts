@@ -15,6 +15,7 @@ import discoveryRoutes from './discovery/routes.js';
 import type { EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { indexStatus } from './embedding/repository.js';
+import { refuseWhileBusy } from './http/busy-gate.js';
 import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
@@ -105,6 +106,23 @@ function runWithApp(app: FastifyInstance, services: Services): void {
   }
 }
 
+const secondsSince = (epochMs: number): number => Math.round((Date.now() - epochMs) / 1000);
+
+/** Why the database cannot answer now: the embedded database's vector index build holds it. */
+function databaseHeldBy(indexer: EmbeddingIndexer | undefined): string | undefined {
+  const build = indexer?.indexBuild;
+  return build?.blocking ? `building the vector index (embedded database, once per model, ${secondsSince(build.since)} s so far)` : undefined;
+}
+
+/** Readiness of the vector index: a concurrent build still serves, large catalogs searched exactly meanwhile. */
+function vectorIndexReadiness(indexer: EmbeddingIndexer | undefined): string {
+  const build = indexer?.indexBuild;
+  if (!indexer) return 'disabled';
+  if (!build) return 'ok';
+  const since = `${secondsSince(build.since)} s so far`;
+  return build.blocking ? `building (${since})` : `degraded: building concurrently (${since}); catalogs past VECTOR_INDEX_MIN_TOOLS are searched exactly until it is built`;
+}
+
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
@@ -136,10 +154,17 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   trackServices(app, services, deps);
   runWithApp(app, services);
 
+  const busy = () => databaseHeldBy(indexer);
   await app.register(healthRoutes, {
-    checks: { embedder: () => (indexer ? (indexer.status === 'ok' ? 'ok' : `degraded: ${indexer.status}`) : 'disabled') },
+    checks: {
+      embedder: () => (indexer ? (indexer.status === 'ok' ? 'ok' : `degraded: ${indexer.status}`) : 'disabled'),
+      vector_index: () => vectorIndexReadiness(indexer),
+    },
+    busy,
   });
+  const whileBusy = refuseWhileBusy(busy);
   await app.register(async (api) => {
+    api.addHook('onRequest', whileBusy);
     api.addHook('onRequest', api.authenticate);
     const embedder = deps.embedder;
     // Without an embedder there are no vectors to wait for: the lexical index is written with the tool.
@@ -151,7 +176,10 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(auditRoutes, { audit: services.audit });
     await api.register(learningRoutes, { learning });
   });
-  await app.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', whileBusy);
+    await scope.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });
+  });
   await app.register(resourceMetadataRoutes, { oauth: deps.config.oauth });
   await app.register(uiRoutes);
   return app;

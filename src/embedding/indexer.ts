@@ -4,7 +4,7 @@ import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
 import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
-import { ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
+import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
 export interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
@@ -37,6 +37,8 @@ export class EmbeddingIndexer {
   private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
   status = 'ok';
+  /** The HNSW index build under way, if any (readiness and the busy gate report it). */
+  indexBuild: BuildInProgress | undefined;
 
   constructor(
     private readonly db: Db,
@@ -95,7 +97,9 @@ export class EmbeddingIndexer {
             this.again = false;
             await this.sweep();
           }
-          this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.indexBuild, this.log);
+          this.indexed = await ensureVectorIndex(this.db, this.embedder.model, this.options.indexBuild, this.log, (progress) => {
+            this.indexBuild = progress;
+          });
         }
         this.status = 'ok';
       } catch (error) {

@@ -54,6 +54,12 @@ export interface IndexBuild {
   maxMemoryMb: number;
 }
 
+/** An index build under way: whether it holds the database (PGlite) and since when (epoch ms). */
+export interface BuildInProgress {
+  blocking: boolean;
+  since: number;
+}
+
 /** PostgreSQL's default maintenance_work_mem, MiB: the build never asks for less. */
 const DEFAULT_BUILD_MEMORY_MB = 64;
 
@@ -74,9 +80,16 @@ export function indexBuildMemoryMb(vectors: number, dims: number, maxMb: number)
 /**
  * Creates the model's HNSW index if its vectors exist and it does not. Returns whether an index
  * now exists. On PostgreSQL the build is CONCURRENTLY, so registrations continue meanwhile; on
- * PGlite (one connection) it blocks until built, which happens once per model.
+ * PGlite (one connection) it blocks until built, which happens once per model (measured: 14 s for
+ * 9,037 real card vectors, 85 s for 15,000 random ones). `onBuild` hears when a build starts and ends.
  */
-export async function ensureVectorIndex(db: Db, model: string, build: IndexBuild, log: { info: (obj: object, msg: string) => void }): Promise<boolean> {
+export async function ensureVectorIndex(
+  db: Db,
+  model: string,
+  build: IndexBuild,
+  log: { info: (obj: object, msg: string) => void },
+  onBuild: (progress: BuildInProgress | undefined) => void = () => undefined,
+): Promise<boolean> {
   const [sample] = await rowsOf<{ dims: number; vectors: number }>(
     db.execute(sql`select dims, (select count(*) from tool_embeddings where model = ${model})::int as vectors from tool_embeddings where model = ${model} limit 1`),
   );
@@ -89,6 +102,8 @@ export async function ensureVectorIndex(db: Db, model: string, build: IndexBuild
   const concurrently = build.concurrently ? 'concurrently ' : '';
   const memoryMb = indexBuildMemoryMb(sample.vectors, sample.dims, build.maxMemoryMb);
   const started = performance.now();
+  onBuild({ blocking: !build.concurrently, since: Date.now() });
+  log.info({ model, dims: sample.dims, vectors: sample.vectors, concurrently: build.concurrently }, 'building the vector index');
   await build.withSession(async (session) => {
     // An interrupted concurrent build leaves an invalid index behind: drop it and start again.
     if (existing) await session.exec(`drop index ${concurrently}if exists ${name}`);
@@ -101,7 +116,7 @@ export async function ensureVectorIndex(db: Db, model: string, build: IndexBuild
     } finally {
       await session.exec('reset maintenance_work_mem');
     }
-  });
+  }).finally(() => onBuild(undefined));
   log.info({ model, dims: sample.dims, vectors: sample.vectors, memoryMb, ms: Math.round(performance.now() - started) }, 'built the vector index');
   return true;
 }

@@ -7,6 +7,8 @@ import { databaseReadiness } from '../db/plugin.js';
 export interface HealthOptions {
   /** Extra readiness checks (e.g. the embedder): name -> 'ok' | 'disabled' | 'degraded: …' | a failure text. */
   checks?: Record<string, () => string>;
+  /** What holds the database now, if anything: readiness then says so at once instead of waiting for it. */
+  busy?: () => string | undefined;
 }
 
 const READY_VALUES = new Set(['ok', 'disabled']);
@@ -23,11 +25,12 @@ export default async function healthRoutes(scope: FastifyInstance, options: Heal
   const Readiness = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
   app.get(
     '/readyz',
-    { schema: { summary: 'Readiness: database (and read replica) reachable, migrations applied, embedder loaded', tags: ['operations'], security: [], response: { 200: Readiness, 503: Readiness } } },
+    { schema: { summary: 'Readiness: database (and read replica) reachable, migrations applied, embedder loaded, no vector index build holding the database', tags: ['operations'], security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
-      const checks: Record<string, string> = { ...(await databaseReadiness(app.database)) };
+      const busy = options.busy?.();
+      const checks: Record<string, string> = busy === undefined ? { ...(await databaseReadiness(app.database)) } : { database: `busy: ${busy}` };
       // A fresh look at the replica: an unusable one degrades readiness (the primary serves its reads).
-      if (app.readReplica) {
+      if (app.readReplica && busy === undefined) {
         await app.readReplica.check();
         checks.read_replica = app.readReplica.readiness();
       }
