@@ -19,7 +19,8 @@ export class CatalogStatsCache {
 
   /** The statistics at `revision`, the tenant's catalog revision the caller just read on `executor`. */
   async get(executor: Executor, tenantId: string, scopes: readonly string[], revision: number): Promise<CatalogStats> {
-    const key = `${tenantId}\u0000${scopes.join(' ')}`;
+    // JSON, not a joined string: a scope may itself contain a space, and two scope sets must never share an entry.
+    const key = JSON.stringify([tenantId, scopes]);
     const cached = this.cache.get(key);
     if (cached && cached.revision === revision) return cached;
     // The statistics carry the revision read in their own statement, so an entry is never filed

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
+import { textProblems } from '../tools/validation.js';
 import type { DiscoveryReport } from './log-report.js';
 import { queryProblem } from './query.js';
 import { DiscoverBody, DiscoverResponse } from './schemas.js';
@@ -25,7 +26,12 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
     },
     async (request) => {
       const problem = queryProblem(request.body.query);
-      if (problem) throw new AppError('validation_failed', 'request body is invalid', [{ pointer: '/query', message: problem, in: 'body' }]);
+      // Filters are written to the discovery log: text PostgreSQL cannot store must not reach it.
+      const details = [
+        ...(problem ? [{ pointer: '/query', message: problem }] : []),
+        ...textProblems(request.body.filters ?? {}, '/filters'),
+      ].map((detail) => ({ ...detail, in: 'body' as const }));
+      if (details.length > 0) throw new AppError('validation_failed', 'request body is invalid', details);
       return options.discovery.discover(request.principal, request.body);
     },
   );

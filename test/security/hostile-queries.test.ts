@@ -91,6 +91,15 @@ forEachDatabase((db) => {
       }
     });
 
+    it('rejects filters carrying text PostgreSQL cannot store with 400 naming the field, and the log goes on', async () => {
+      // Regression: a lone surrogate in a tag reached the discovery log, whose batch then failed on every flush.
+      for (const [filters, pointer] of [[{ tags: ['\ud800'] }, '/filters/tags/0'], [{ category: '\udfff' }, '/filters/category'], [{ category: 'a\u0000b' }, '/filters/category']] as const) {
+        const res = await call(ctx.app, 'POST', '/v1/discover', { token: caller, body: { query: 'refund', filters } });
+        expectCleanError(res, 400);
+        expect(res.json().error.details[0].pointer, JSON.stringify(filters)).toBe(pointer);
+      }
+    });
+
     it('treats hostile filters as data: no SQL escapes through category or tags', async () => {
       for (const filters of [{ category: "billing' or '1'='1" }, { tags: ["billing'}", '{ops:admin}', '"}{'] }, { category: '%' }]) {
         const res = await call(ctx.app, 'POST', '/v1/discover', { token: caller, body: { query: 'drop partition refund', top_k: 10, filters } });
