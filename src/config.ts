@@ -5,6 +5,13 @@ import { Compile } from 'typebox/compile';
  * Environment variables, validated once at boot. Names marked fixed in DESIGN.md keep their names;
  * the others extend the contract and are documented in the README.
  */
+/**
+ * Score floors of discovery (calibrated probabilities that a tool fits; the measurements behind
+ * them are in docs/ranking.md): tools under minScore leave the shortlist, a best score under
+ * lowConfidenceScore flags it.
+ */
+export const DISCOVERY_SCORE_DEFAULTS = { minScore: 0.02, lowConfidenceScore: 0.1 } as const;
+
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: '0.0.0.0' }),
@@ -37,8 +44,8 @@ const EnvSchema = Type.Object({
   VECTOR_INDEX_BUILD_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 65536, default: 1024 }),
   // Calibrated discovery scores (probability that a tool fits): tools under the minimum leave the
   // shortlist; a best score under the low-confidence floor flags it.
-  DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.02 }),
-  DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
+  DISCOVERY_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: DISCOVERY_SCORE_DEFAULTS.minScore }),
+  DISCOVERY_LOW_CONFIDENCE_SCORE: Type.Number({ minimum: 0, maximum: 1, default: DISCOVERY_SCORE_DEFAULTS.lowConfidenceScore }),
   // Whole shortlists cached per replica (tenant, scope set, request), served only at the catalog
   // revision they were computed at; the TTL bounds how stale the popularity prior may be. 0 MB: off.
   DISCOVERY_CACHE_MB: Type.Number({ minimum: 0, maximum: 16384, default: 32 }),

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import semver from 'semver';
@@ -176,29 +176,35 @@ export function createProgram(io: CliIo, state: State): Command {
 
   program
     .command('eval')
-    .description('register a dataset (tools.jsonl, queries.jsonl) on a throwaway database and report retrieval quality')
-    .option('--data <dir>', 'dataset folder', '../shared/bench/dev-data')
-    .option('--out <dir>', 'where eval.json and eval.md are written', 'eval-results')
+    .description('register each dataset (tools.jsonl, queries.jsonl, infeasible.jsonl) on a throwaway database and report retrieval quality beside the plain-BM25 floor')
+    .option('--data <dirs>', 'comma-separated dataset folders', '../shared/bench/dev-data,../shared/bench/dev-mcp')
+    .option('--out <dir>', 'where <dataset>/eval.json and eval.md are written', 'eval-results')
     .option('--modes <list>', 'comma-separated: hybrid, lexical, vector', 'lexical,vector,hybrid')
     .option('--limit <n>', 'only the first n queries', integer(1, 1_000_000))
     .option('--stride <n>', 'only every n-th query (a sample across the set)', integer(1, 1_000_000))
-    .option('--ranking-only', 'skip the tool-half and abstention checks (each registers the dataset again)')
+    .option('--ranking-only', 'skip the tool-half, abstention and long-request checks (each registers the dataset again or replays it)')
     .action(async (options: { data: string; out: string; modes: string; limit?: number; stride?: number; rankingOnly?: boolean }) => {
       const [{ createEmbedder }, { loadConfig }, { markdownTable, runEval }] = await Promise.all([import('../bootstrap.js'), import('../config.js'), import('../eval/run.js')]);
       const embedder = await createEmbedder(loadConfig(io.env));
-      // The local encoder's worker threads would keep the process alive after the report.
-      const report = await runEval({
-        dataDir: options.data,
-        outDir: options.out,
-        embedder,
-        modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
-        limit: options.limit,
-        stride: options.stride,
-        rankingOnly: options.rankingOnly,
-        progress: (message) => io.stderr(`${message}\n`),
-      }).finally(() => embedder?.close?.());
-      io.stdout(markdownTable(report));
-      if (report.rejected.length > 0) io.stderr(`rejected tools: ${JSON.stringify(report.rejected.slice(0, 5))}\n`);
+      try {
+        for (const dataDir of options.data.split(',').map((d) => d.trim()).filter(Boolean)) {
+          const report = await runEval({
+            dataDir,
+            outDir: join(options.out, basename(resolve(dataDir))),
+            embedder,
+            modes: options.modes.split(',').map((m) => m.trim()) as SearchMode[],
+            limit: options.limit,
+            stride: options.stride,
+            rankingOnly: options.rankingOnly,
+            progress: (message) => io.stderr(`${message}\n`),
+          });
+          io.stdout(`## ${dataDir}\n\n${markdownTable(report)}\n\n`);
+          if (report.rejected.length > 0) io.stderr(`rejected tools: ${JSON.stringify(report.rejected.slice(0, 5))}\n`);
+        }
+      } finally {
+        // The local encoder's worker threads would keep the process alive after the report.
+        await embedder?.close?.();
+      }
     });
 
   withConnection(

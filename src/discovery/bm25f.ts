@@ -45,29 +45,36 @@ export interface TermCount {
 
 const isNamespaceCount = (count: TermCount): boolean => count.inNames >= NAMESPACE_MIN_TOOLS && count.inNames === count.postings;
 
-/** What one searched lexeme weighs: its IDF, and the name field's weight (0 for a namespace word). */
+/**
+ * How much a query word found only inside quoted values counts against one of the request's own
+ * words (query.ts, withoutQuotedValues): quoted text names arguments, not the tool, but sometimes
+ * the thing acted on ("the 'products' index"). 0.25 measured best with 0 and 0.5 close (dev-mcp
+ * lexical R@1 0.831 -> 0.849, dev-data unchanged: docs/ranking.md).
+ */
+export const QUOTED_WORD_WEIGHT = 0.25;
+
+/** A searched lexeme's visible counts and its weight in the request (1, or QUOTED_WORD_WEIGHT). */
+export interface SearchedTerm extends TermCount {
+  queryWeight: number;
+}
+
+/** What one searched lexeme weighs: its IDF (times its weight in the request), and the name field's weight (0 for a namespace word). */
 export interface TermWeight {
   lexeme: string;
   idf: number;
   nameWeight: number;
-  /** The lexeme has postings among what the caller sees (otherwise it only adds to the query's weight). */
+  /** The lexeme has postings among what the caller sees. */
   present: boolean;
 }
 
-/**
- * Each searched lexeme's weight from its visible counts, and the query's whole IDF mass (namespace
- * words left out; words no visible tool has at full IDF): what coverage divides by.
- */
-export function termWeights(counts: ReadonlyMap<string, TermCount>, visible: number, params: Bm25Params): { terms: TermWeight[]; total: number } {
-  let total = 0;
-  const terms: TermWeight[] = [];
-  for (const [lexeme, count] of counts) {
-    const weight = idf(visible, count.postings);
-    const namespace = isNamespaceCount(count);
-    if (!namespace) total += weight;
-    terms.push({ lexeme, idf: weight, nameWeight: namespace ? 0 : params.weights.A, present: count.postings > 0 });
-  }
-  return { terms, total };
+/** Each searched lexeme's weight from its visible counts and its weight in the request. */
+export function termWeights(terms: ReadonlyMap<string, SearchedTerm>, visible: number, params: Bm25Params): TermWeight[] {
+  return [...terms].map(([lexeme, term]) => ({
+    lexeme,
+    idf: idf(visible, term.postings) * term.queryWeight,
+    nameWeight: isNamespaceCount(term) ? 0 : params.weights.A,
+    present: term.postings > 0,
+  }));
 }
 
 /**
@@ -106,13 +113,20 @@ export function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLeng
 }
 
 /**
- * BM25F score per tool for a query's distinct lexemes, over the postings of what the caller may
- * see (`visible` tools, their average field lengths), namespace words weighed down in names and
- * common words of large catalogs left out.
+ * BM25F score per tool for a query's distinct lexemes (or lexemes with their weight in the
+ * request), over the postings of what the caller may see (`visible` tools, their average field
+ * lengths), namespace words weighed down in names and common words of large catalogs left out.
  * Tools matching no lexeme are absent.
  */
-export function bm25fScores(postings: readonly Posting[], queryLexemes: readonly string[], visible: number, averageLength: FieldVector, params: Bm25Params): Map<number, number> {
-  const wanted = new Set(queryLexemes);
+export function bm25fScores(
+  postings: readonly Posting[],
+  queryLexemes: readonly string[] | ReadonlyMap<string, number>,
+  visible: number,
+  averageLength: FieldVector,
+  params: Bm25Params,
+): Map<number, number> {
+  const queryWeights: ReadonlyMap<string, number> = Array.isArray(queryLexemes) ? new Map(queryLexemes.map((l) => [l, 1])) : (queryLexemes as ReadonlyMap<string, number>);
+  const wanted = new Set(queryWeights.keys());
   const byLexeme = new Map<string, Posting[]>();
   for (const posting of postings) {
     if (!wanted.has(posting.lexeme)) continue;
@@ -123,7 +137,7 @@ export function bm25fScores(postings: readonly Posting[], queryLexemes: readonly
   const scores = new Map<number, number>();
   for (const list of byLexeme.values()) {
     if (list.length >= commonTermPostings(visible)) continue;
-    const weight = idf(visible, list.length);
+    const weight = idf(visible, list.length) * (queryWeights.get(list[0]!.lexeme) ?? 1);
     const namespace = isNamespace(list);
     for (const posting of list) scores.set(posting.toolId, (scores.get(posting.toolId) ?? 0) + weight * saturatedTf(posting, averageLength, params, namespace));
   }

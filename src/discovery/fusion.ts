@@ -1,8 +1,9 @@
 /**
  * Ranking: fuse the lexical and vector legs into one ordered shortlist whose scores are
- * calibrated probabilities. Pure functions; the measurements behind the constants are in the
- * README (npm run eval on the MetaTool dev set, fitted and checked on held-out halves).
+ * calibrated probabilities. Pure functions; the measurements behind the constants are in
+ * docs/ranking.md (npm run eval on both dev sets, every constant checked on each set alone).
  */
+import { DISCOVERY_SCORE_DEFAULTS } from '../config.js';
 import type { Bm25Params } from './bm25f.js';
 
 export type { Bm25Params } from './bm25f.js';
@@ -10,7 +11,7 @@ export type { Bm25Params } from './bm25f.js';
 /**
  * A: name words and aliases, B: summary/tags/category, C: description/examples, D: parameters.
  * Higher k1 and lower b than the textbook 1.2/0.75, and names weighted 3x, measured better on
- * every half of the dev set; B and D could not be measured there (no such fields) and are priors.
+ * every half of the MetaTool dev set; on dev-mcp other weightings moved R@1 by under 0.01.
  */
 export const BM25_PARAMS: Bm25Params = { k1: 1.5, b: 0.5, weights: { A: 3, B: 2, C: 1, D: 0.5 } };
 
@@ -19,30 +20,29 @@ export interface Evidence {
   toolId: number;
   /** BM25F score; null when the lexical leg did not return the tool. */
   lexical: number | null;
-  /**
-   * Share of the query's IDF mass the tool matches (0..1): query words no visible tool has count
-   * at full IDF, so a request about something the catalog lacks covers little.
-   */
-  coverage: number;
   exact: boolean;
+  /** Best cosine over the tool's vectors; null when it has none yet. */
   cosine: number | null;
   /** Allowed calls so far; absent counts as none. */
   calls?: number;
 }
 
-/** Logistic calibration of a fused score: P(fits) = sigmoid(intercept + fused x fused + coverage x coverage). */
+/**
+ * Logistic calibration: P(fits) = sigmoid(intercept + standout x the candidate's fused standout +
+ * cosine x its cosine). The standout is relative to the request's pool; the cosine is the one
+ * absolute measure of fit, which a small catalog needs (among five tools, three of them alike, the
+ * right one hardly stands out). The cosine weight was fitted with the local encoder.
+ */
 export interface Calibration {
   intercept: number;
-  fused: number;
-  coverage: number;
+  standout: number;
+  cosine: number;
 }
 
 export interface FusionParams {
-  /** Weight of the normalized lexical score in the fused rank score; the vector leg gets the rest. */
-  lexicalWeight: number;
   /**
    * Most a popularity prior (log of allowed calls, relative to the most-called candidate) adds to
-   * the fused score: enough to reorder near-ties, too little to lift an irrelevant tool.
+   * the standout: enough to reorder near-ties, too little to lift an irrelevant tool.
    */
   popularityWeight: number;
   /** Calibration per ranking mode. */
@@ -51,60 +51,52 @@ export interface FusionParams {
   minScore: number;
   /** A best score below this flags the shortlist low_confidence. */
   lowConfidenceScore: number;
-  /** Query-level evidence that the catalog lacks the requested tool (hybrid only); null: the floor alone flags. */
-  absence: AbsenceModel | null;
 }
 
 /**
- * Logistic evidence that no visible tool serves the request, from what a best score alone misses:
- * the logit of the best score, how far down the vector leg's order the best tool sits (log1p of its
- * 0-based cosine rank), and the cosine spread of the pool (best cosine minus the 10th best; a
- * request near many tools alike has a flat top). At or above `threshold` (a probability) the
- * shortlist is flagged low_confidence.
- */
-export interface AbsenceModel {
-  intercept: number;
-  topScoreLogit: number;
-  vectorRank: number;
-  cosineSpread: number;
-  threshold: number;
-}
-
-/**
- * Fitted on the dev set with 15% of its tools withheld (label: the request's tool is absent),
- * checked on 5 held-out query folds and on disjoint tool halves (README, "What score means"):
- * with the 0.05 floor it flags ~22% of absent-tool requests at ~5% of present ones, against ~15%
- * for the best score alone. The cosine spread is specific to the encoder it was fitted with (the
- * local default); another encoder keeps the floor and the rank term.
- */
-export const ABSENCE_MODEL: AbsenceModel = { intercept: -1.393, topScoreLogit: -0.469, vectorRank: 0.148, cosineSpread: -5.091, threshold: 0.28 };
-
-/**
- * Fitted by logistic regression on the dev set's top-10 candidates per query (label: the tool is
- * relevant), on one half of the queries and checked on the other (README, "What score means").
- * The cosine's absolute level added nothing once the fused score was in (its weight came out
- * negative) and is specific to one encoder, so only the encoder-independent evidence is used; the
- * vector-only mode, having no lexical evidence, uses the fused score with no coverage term.
+ * Fitted by logistic regression on the top-10 candidates of every request of both dev sets
+ * (label: the tool is relevant; each set weighted equally), and checked on catalogs of 8, 25 and
+ * 75 tools drawn from them (docs/ranking.md, "What score means").
  */
 export const CALIBRATION: Record<RankingMode, Calibration> = {
-  hybrid: { intercept: -8.85, fused: 9.18, coverage: 2.9 },
-  lexical: { intercept: -6.73, fused: 6.03, coverage: 3.03 },
-  vector: { intercept: -9.58, fused: 8.93, coverage: 0 },
+  hybrid: { intercept: -5.73, standout: 1.19, cosine: 1.33 },
+  lexical: { intercept: -4.98, standout: 0.66, cosine: 0 },
+  vector: { intercept: -7.81, standout: 1.29, cosine: 4.58 },
 };
 
-/**
- * lexicalWeight 0.3 beat reciprocal rank fusion by ~0.03 recall@5; the floors are probabilities:
- * below 0.02 a tool was right ~1 time in 100 on held-out queries; a best score under 0.05 always
- * flags, and the absence model flags the rest of ~5% of requests whose tool is in the catalog (README).
- */
+/** The service's defaults: the score floors are configuration (DISCOVERY_MIN_SCORE, DISCOVERY_LOW_CONFIDENCE_SCORE). */
 export const FUSION_PARAMS: FusionParams = {
-  lexicalWeight: 0.3,
-  popularityWeight: 0.02,
+  popularityWeight: 0.1,
   calibration: CALIBRATION,
-  minScore: 0.02,
-  lowConfidenceScore: 0.05,
-  absence: ABSENCE_MODEL,
+  ...DISCOVERY_SCORE_DEFAULTS,
 };
+
+/** Most standard deviations a candidate can stand out. */
+const STANDOUT_CAP = 10;
+
+/**
+ * How far a value stands out when all the others score alike (no spread to measure against): the
+ * one tool matching any word of the request, say. Half the cap: in a small catalog one match on a
+ * common verb ("add 2 and 3" against the one `add_` tool) must not outweigh a clear vector match;
+ * whole dev-set catalogs rank the same with 3, 5 or 10 (docs/ranking.md).
+ */
+const FLAT_STANDOUT = 5;
+
+/**
+ * Tools matching no word of the request that every lexical pool counts among the others, whatever
+ * the catalog's size: what an unrelated tool scores. In a catalog of a handful of tools, all alike,
+ * the one that matches still stands out against them; in a large one ten more zeros change nothing
+ * (on catalogs of 8 tools: requests whose tool is there flagged 13% -> 6% on dev-mcp, 18% -> 15% on
+ * MetaTool; whole catalogs unchanged: docs/ranking.md).
+ */
+export const LEXICAL_BACKGROUND = 10;
+
+/**
+ * The least spread of cosines a standout is measured against. Over a request's pool of 100-200
+ * candidates the cosines' standard deviation is 0.055-0.12 (5th-95th percentile, both dev sets);
+ * among two or three tools it can be near 0, and one of two look-alikes would stand out by the cap.
+ */
+export const MIN_COSINE_DEVIATION = 0.05;
 
 export interface Ranked {
   toolId: number;
@@ -124,71 +116,96 @@ export interface Ranking {
   lowConfidence: boolean;
 }
 
+/** What fusion knows about the caller's catalog beyond the candidates. */
+export interface PoolContext {
+  /**
+   * How many tools a lexical-only pool stands for: candidates without a matching word are not
+   * returned, so their zeros are added back up to this many (the size of a hybrid pool, or the
+   * whole catalog when smaller) and a lexical standout means what it means in a hybrid pool.
+   */
+  lexicalPool: number;
+}
+
 const byScore = (a: Ranked, b: Ranked): number => Number(b.exact) - Number(a.exact) || b.score - a.score || a.toolId - b.toolId;
 
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 
 /**
- * The fused rank score of each candidate, in 0..1: lexical scores divided by the best one (tools
- * without a match score 0), cosines min-max normalized over the candidate pool (both legs' top
- * candidates, each with its cosine), mixed by weight; plus the popularity prior. The pool rather
- * than the whole catalog sets the scale, so an index search that never sees the least similar
- * tools ranks the same way.
+ * How far each value stands above the others, in their standard deviations (a leave-one-out
+ * z-score), capped at ±STANDOUT_CAP (±FLAT_STANDOUT when the others have no spread); `padding` more values of 0 count among the others, and their
+ * deviation is taken as at least `minDeviation`. Scale-free, so a BM25 score and a cosine become
+ * comparable, and one outlier in a small catalog is not held down by its own weight in the mean
+ * (which bounds a plain z-score by (n-1)/sqrt(n)).
  */
-export function fusedScores(evidence: readonly Evidence[], params: FusionParams, mode: RankingMode): number[] {
-  const useLexical = mode !== 'vector';
-  const useVector = mode !== 'lexical' && evidence.some((e) => e.cosine !== null);
-  const maxLexical = useLexical ? Math.max(0, ...evidence.map((e) => e.lexical ?? 0)) : 0;
-  const cosines = evidence.map((e) => e.cosine).filter((c): c is number => c !== null);
-  const top = Math.max(...cosines);
-  const low = Math.min(...cosines);
-  const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
-  return evidence.map((e) => {
-    const lexical = maxLexical > 0 ? (e.lexical ?? 0) / maxLexical : 0;
-    const vector = e.cosine === null ? 0 : top > low ? (e.cosine - low) / (top - low) : 1;
-    const weight = !useVector ? 1 : !useLexical ? 0 : params.lexicalWeight;
-    const fused = weight * lexical + (1 - weight) * vector;
-    // The prior takes its share of the 0..1 scale, so it can separate tools tied at the top.
-    const popularity = maxCalls > 0 ? Math.log1p(e.calls ?? 0) / Math.log1p(maxCalls) : 0;
-    return (1 - params.popularityWeight) * fused + params.popularityWeight * popularity;
+export function standouts(values: readonly number[], padding = 0, minDeviation = 0): number[] {
+  const n = values.length + padding;
+  if (n < 2) return values.map(() => 0);
+  let sum = 0;
+  let squares = 0;
+  for (const x of values) {
+    sum += x;
+    squares += x * x;
+  }
+  return values.map((x) => {
+    const mean = (sum - x) / (n - 1);
+    const variance = Math.max((squares - x * x) / (n - 1) - mean * mean, minDeviation * minDeviation);
+    const z = variance > 1e-12 ? (x - mean) / Math.sqrt(variance) : x > mean ? FLAT_STANDOUT : x < mean ? -FLAT_STANDOUT : 0;
+    return Math.min(STANDOUT_CAP, Math.max(-STANDOUT_CAP, z));
   });
 }
 
 /**
- * Ranks candidates by calibrated score: the probability that the tool fits, from the fused rank
- * score and the share of the query's rare words the tool covers. Exact tool-name matches rank
- * first with score 1. Tools under `minScore` are dropped; a best score under `lowConfidenceScore`
- * flags the shortlist. Without a query vector the ranking is lexical alone, and a lexical search
- * with no matching word returns nothing.
+ * Each candidate's fused standout: the mean of its standouts in the legs the mode uses (a tool
+ * without a lexical match scores 0 there; one without a vector yet, the pool's lowest cosine),
+ * plus the popularity prior. Equal weights measured as good as any fixed or per-request weighting
+ * on both dev sets (docs/ranking.md): standardizing already lets the decisive leg count more.
  */
-export function fuse(evidence: readonly Evidence[], params: FusionParams = FUSION_PARAMS, requested: RankingMode = 'hybrid'): Ranking {
+export function fusedScores(evidence: readonly Evidence[], params: FusionParams, mode: RankingMode, context: PoolContext): number[] {
+  const useLexical = mode !== 'vector';
+  const useVector = mode !== 'lexical' && evidence.some((e) => e.cosine !== null);
+  const legs: number[][] = [];
+  if (useLexical) {
+    const padding = LEXICAL_BACKGROUND + (useVector ? 0 : Math.max(0, context.lexicalPool - evidence.length));
+    legs.push(standouts(evidence.map((e) => e.lexical ?? 0), padding));
+  }
+  if (useVector) {
+    const lowest = Math.min(...evidence.map((e) => e.cosine ?? Infinity));
+    legs.push(standouts(evidence.map((e) => e.cosine ?? lowest), 0, MIN_COSINE_DEVIATION));
+  }
+  const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
+  return evidence.map((e, i) => {
+    const fused = legs.reduce((sum, leg) => sum + leg[i]!, 0) / Math.max(legs.length, 1);
+    const popularity = maxCalls > 0 ? Math.log1p(e.calls ?? 0) / Math.log1p(maxCalls) : 0;
+    return fused + params.popularityWeight * popularity;
+  });
+}
+
+/**
+ * Ranks candidates by calibrated score: the probability that the tool fits, from how far it
+ * stands out of the request's candidate pool and how close its vector is. Exact tool-name matches rank first with score 1.
+ * Tools under `minScore` are dropped unless they score at least half the best; a best score under `lowConfidenceScore` flags the
+ * shortlist. Without a query vector the ranking is lexical alone, and a lexical search with no
+ * matching word returns nothing.
+ */
+export function fuse(evidence: readonly Evidence[], params: FusionParams = FUSION_PARAMS, requested: RankingMode = 'hybrid', context: PoolContext = { lexicalPool: evidence.length }): Ranking {
   const hasVector = evidence.some((e) => e.cosine !== null);
   const mode: RankingMode = hasVector ? requested : 'lexical';
   const pool = mode === 'lexical' ? evidence.filter((e) => (e.lexical ?? 0) > 0 || e.exact) : evidence;
-  const fused = fusedScores(pool, params, mode);
+  const fused = fusedScores(pool, params, mode, context);
   const calibration = params.calibration[mode];
+  const lowest = Math.min(...pool.map((e) => e.cosine ?? Infinity));
   const ranked = pool
     .map((e, i): Ranked => {
-      const coverage = mode === 'vector' ? 0 : e.coverage;
-      const score = e.exact ? 1 : sigmoid(calibration.intercept + calibration.fused * fused[i]! + calibration.coverage * coverage);
+      const cosine = mode === 'lexical' ? 0 : (e.cosine ?? lowest);
+      const score = e.exact ? 1 : sigmoid(calibration.intercept + calibration.standout * fused[i]! + calibration.cosine * cosine);
       return { toolId: e.toolId, score: round(score), lexical: e.lexical, cosine: e.cosine, exact: e.exact };
     })
-    .filter((r) => r.exact || r.score >= params.minScore)
     .sort(byScore);
   const best = ranked[0];
-  const lowConfidence = !best || best.score < params.lowConfidenceScore || (mode === 'hybrid' && !best.exact && params.absence !== null && absence(pool, best, params.absence) >= params.absence.threshold);
-  return { ranked, lowConfidence };
-}
-
-/** The absence model's probability that no tool in the pool serves the request (see AbsenceModel). */
-export function absence(pool: readonly Evidence[], best: Ranked, model: AbsenceModel): number {
-  const cosines = pool.map((e) => e.cosine).filter((c): c is number => c !== null).sort((a, b) => b - a);
-  if (cosines.length === 0 || best.cosine === null) return 0;
-  const rank = cosines.filter((c) => c > best.cosine!).length;
-  const spread = cosines[0]! - cosines[Math.min(9, cosines.length - 1)]!;
-  const score = Math.min(Math.max(best.score, 1e-4), 1 - 1e-4);
-  const logit = model.intercept + model.topScoreLogit * Math.log(score / (1 - score)) + model.vectorRank * Math.log1p(rank) + model.cosineSpread * spread;
-  return sigmoid(logit);
+  // A tool scoring at least half the best is kept under the floor: a near-tie with the leader is
+  // no certain miss (three look-alike tools, all the caller may see, score alike and low).
+  const kept = ranked.filter((r) => r.exact || r.score >= params.minScore || r.score >= best!.score / 2);
+  return { ranked: kept, lowConfidence: !best || best.score < params.lowConfidenceScore };
 }
 
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;

@@ -14,6 +14,14 @@ export interface PreparedQuery {
   text: string;
   /** The text the lexical leg tokenizes: identifiers also split into words. */
   lexicalText: string;
+  /**
+   * The request without its quoted values (`named "Q3 report"`): what the tool must do rather
+   * than the arguments it will get. Embedded instead of `text`, and its words weigh fully in the
+   * lexical leg where words found only inside quotes weigh QUOTED_WORD_WEIGHT (bm25f.ts).
+   */
+  intentText: string;
+  /** `intentText` as the lexical leg tokenizes it. */
+  lexicalIntentText: string;
   /** Lower-cased identifier-shaped tokens that could be a tool's exact name. */
   nameTokens: string[];
   searched: SearchedQuery;
@@ -50,6 +58,22 @@ const USER_ROLES = new Set(['user', 'human', 'customer', 'client', 'me']);
 const REPLY_ROLES = new Set(['assistant', 'ai', 'bot', 'agent', 'model']);
 
 const normalize = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+// A quoted span: double, typographic or back quotes anywhere; single quotes only where they cannot
+// be an apostrophe (not between two letters or digits: "Bob's 'Q3 report'").
+const QUOTED_VALUE = /"[^"]*"|“[^”]*”|‘[^’]*’|`[^`]*`|(?<![\p{L}\p{N}])'[^']*'(?![\p{L}\p{N}])/gu;
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * The request without its quoted spans. Requests quote the values a tool will be called with
+ * (titles, file names, search terms, message bodies), and those words describe the arguments, not
+ * the tool: "create a note titled 'Meeting minutes'" must find a note tool, not a meeting one.
+ * A request that is nothing but quotes keeps its text.
+ */
+export function withoutQuotedValues(text: string): string {
+  const rest = normalize(text.replace(QUOTED_VALUE, ' '));
+  return HAS_WORD.test(rest) ? rest : text;
+}
 
 /**
  * The part of a request worth searching. A pasted conversation, at any length, is searched by its
@@ -93,9 +117,12 @@ export function prepareQuery(query: string, limit = SEARCHED_QUERY_CHARS): Prepa
   const { text, part } = boundedPart(nfc, limit);
   const tokens = (text.match(NAME_TOKEN) ?? []).map((t) => t.replace(/[.-]+$/, ''));
   const nameTokens = [...new Set(tokens.filter((t) => IDENTIFIER_SHAPE.test(t)).map((t) => t.toLowerCase()))];
+  const intentText = withoutQuotedValues(text);
   return {
     text,
     lexicalText: expandIdentifiers(text),
+    intentText,
+    lexicalIntentText: expandIdentifiers(intentText),
     nameTokens,
     searched: { bounded: part !== 'whole', part, chars: text.length, total_chars: total },
   };

@@ -5,8 +5,8 @@ import { tools } from '../db/schema.js';
 import { type Format, FORMATS } from '../tools/formats.js';
 import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import type { ShortlistRow } from '../tools/views.js';
-import { type Bm25Params, commonTermPostings, type TermCount, termWeights } from './bm25f.js';
-import { combine, type DiscoveryFilters, lexicalLeg, vectorLeg, type VectorSearch } from './retrieval-sql.js';
+import { type Bm25Params, commonTermPostings, QUOTED_WORD_WEIGHT, type SearchedTerm, type TermCount, termWeights } from './bm25f.js';
+import { combine, type DiscoveryFilters, lexicalLeg, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
@@ -65,8 +65,6 @@ export interface Candidate {
   toolId: number;
   /** BM25F score; null when no query word matches the tool. */
   lexical: number | null;
-  /** Share of the query's IDF mass the tool matches (0..1). */
-  coverage: number;
   /** The query names the tool exactly. */
   exact: boolean;
   /** Best cosine similarity over the tool's vectors; null without a query vector. */
@@ -80,6 +78,8 @@ export interface RetrievalRequest {
   filters: DiscoveryFilters;
   /** Query text as the index sees it (identifiers already expanded). */
   text: string;
+  /** The same without quoted values (PreparedQuery.lexicalIntentText); absent: every word weighs fully. */
+  intentText?: string;
   /** Lower-cased query tokens that may be tool names. */
   nameTokens: string[];
   stats: CatalogStats;
@@ -121,7 +121,7 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
   if (request.vector?.search === 'index') {
     // The session settings (src/db/client.ts) make this an iterative scan.
     const viaIndex = await runRetrieval(executor, request, terms);
-    if ((viaIndex.nearest ?? 0) >= request.depth) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
+    if ((viaIndex.nearest ?? 0) >= nearestVectors(request.depth)) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
     const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } }, terms);
     return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
   }
@@ -140,15 +140,18 @@ const TERM_MEMO_ENTRIES = 4096;
  * catalog revision: only lexemes new at this revision are counted, and the answer is the same as
  * counting them all. Frequent lexemes' counts are read from `term_counts` instead when a rebuild
  * at the tools' current revision stored them (term-counts.ts): reading them is what the cap made expensive. A
- * searched lexeme's counts are exact, so its IDF needs no further read.
+ * searched lexeme's counts are exact, so its IDF needs no further read. A lexeme found only in
+ * the request's quoted values weighs QUOTED_WORD_WEIGHT.
  */
-export async function searchedTerms(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'stats'>): Promise<Map<string, TermCount>> {
+export async function searchedTerms(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'intentText' | 'stats'>): Promise<Map<string, SearchedTerm>> {
   const { stats } = request;
   const cap = commonTermPostings(stats.visible);
-  const [row] = await rowsOf<{ lexemes: string[] | null }>(
-    executor.execute(sql`select array(select distinct u.lexeme from unnest(to_tsvector('english', ${request.text})) u order by 1) as lexemes`),
+  const lexemesOf = (text: string) => sql`array(select distinct u.lexeme from unnest(to_tsvector('english', ${text})) u order by 1)`;
+  const [row] = await rowsOf<{ lexemes: string[] | null; intent: string[] | null }>(
+    executor.execute(sql`select ${lexemesOf(request.text)} as lexemes, ${request.intentText === undefined ? sql`null` : lexemesOf(request.intentText)} as intent`),
   );
   const lexemes = row?.lexemes ?? [];
+  const intent = row?.intent ? new Set(row.intent) : undefined;
   const counts = new Map<string, TermCount>();
   const unknown = lexemes.filter((lexeme) => !stats.termPostings.has(lexeme));
   if (unknown.length > 0) {
@@ -182,21 +185,21 @@ export async function searchedTerms(executor: Executor, request: Pick<RetrievalR
     for (const r of counted) counts.set(r.lexeme, { postings: Number(r.postings), inNames: Number(r.in_names) });
     for (const [lexeme, count] of counts) if (stats.termPostings.size < TERM_MEMO_ENTRIES) stats.termPostings.set(lexeme, count);
   }
-  const searched = new Map<string, TermCount>();
+  const searched = new Map<string, SearchedTerm>();
   for (const lexeme of lexemes) {
     const count = stats.termPostings.get(lexeme) ?? counts.get(lexeme) ?? { postings: 0, inNames: 0 };
-    if (count.postings < cap) searched.set(lexeme, count);
+    if (count.postings < cap) searched.set(lexeme, { ...count, queryWeight: !intent || intent.has(lexeme) ? 1 : QUOTED_WORD_WEIGHT });
   }
   return searched;
 }
 
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
-export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): SQL {
+export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, SearchedTerm>): SQL {
   const { stats, depth } = request;
   const lexical = lexicalLeg({
     visibility: request.visibility,
     filters: request.filters,
-    ...termWeights(terms, stats.visible, request.bm25),
+    terms: termWeights(terms, stats.visible, request.bm25),
     nameTokens: request.nameTokens,
     scopeSets: stats.scopeSets,
     averageLength: stats.avgLength,
@@ -208,7 +211,7 @@ export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap
   return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
 }
 
-async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, TermCount>): Promise<Retrieval> {
+async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, SearchedTerm>): Promise<Retrieval> {
   const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request, terms)));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
@@ -216,7 +219,6 @@ async function runRetrieval(executor: Executor, request: RetrievalRequest, terms
     candidates: rows.map((r) => ({
       toolId: Number(r.tool_id),
       lexical: num(r.lexical),
-      coverage: num(r.coverage) ?? 0,
       exact: r.exact === true,
       cosine: num(r.cosine),
       calls: num(r.calls) ?? 0,

@@ -30,8 +30,6 @@ export interface LexicalLegInput {
   filters: DiscoveryFilters;
   /** The query's searched lexemes with their weights (termWeights in bm25f.ts: common words already left out). */
   terms: readonly TermWeight[];
-  /** The query's whole IDF mass: what a tool's matched IDF is divided by (coverage). */
-  total: number;
   /** Lower-cased query tokens that may be tool names. */
   nameTokens: string[];
   /** Numbers of the tenant's scope sets the caller holds (CatalogStats.scopeSets). */
@@ -71,10 +69,9 @@ const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
  * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL). Each
  * lexeme's IDF and name weight come with it (computed from its visible counts, which choosing the
  * searched lexemes already read), so a posting is read once and scored as it is read:
- * - `searched_terms`: the searched lexemes that some visible tool has, with IDF and name weight
- *   (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
- * - `query_weight`: the query's whole IDF mass (termWeights);
- * - `lexical_scores`: per tool its BM25F score and the IDF mass it matches (coverage), from one
+ * - `searched_terms`: the searched lexemes that some visible tool has, with IDF (times the word's
+ *   weight in the request) and name weight (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
+ * - `lexical_scores`: per tool its BM25F score, from one
  *   index-only range scan per lexeme with the security predicate on the posting itself
  *   (migrations 0006, 0015);
  * - `named_tools`: visible tools the query names exactly;
@@ -94,13 +91,9 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       select * from unnest(${param(present.map((t) => t.lexeme))}::text[], ${param(present.map((t) => t.idf))}::float8[],
                            ${param(present.map((t) => t.nameWeight))}::float8[]) as term(lexeme, idf, name_weight)
     ),
-    query_weight as (
-      select ${sql.raw(f8(input.total))} as total
-    ),
     lexical_scores as (
       select field.tool_id,
-             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score,
-             sum(field.idf) filter (where field.tf > 0) as matched
+             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score
       from (
         select posting.tool_id, term.idf,
                term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
@@ -121,11 +114,11 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
       where ${candidatePredicate(input.visibility, input.filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
     ),
     lexical_top as (
-      select named.tool_id, true as exact, scored.score, scored.matched
+      select named.tool_id, true as exact, scored.score
       from named_tools named
       left join lexical_scores scored using (tool_id)
       union all
-      (select tool_id, false, score, matched from lexical_scores
+      (select tool_id, false, score from lexical_scores
        where tool_id not in (select tool_id from named_tools)
        order by score desc, tool_id
        limit greatest(${depth} - (select count(*) from named_tools), 0))
@@ -133,9 +126,16 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
 }
 
 /**
+ * How many vectors the index scan asks for to find `depth` tools: a tool has ~2.6 vectors on
+ * real catalogs (card, parameters, aliases, examples), and fusion measures each candidate
+ * against its pool, so an index search must see about as many tools as the exact one.
+ */
+export const nearestVectors = (depth: number): number => 3 * depth;
+
+/**
  * Vector leg, cosine over the tool vectors the caller may see (max over a tool's vectors):
  * - exact: `vector_distances` of every visible vector, `vector_scores` their best per tool;
- * - index: `vector_nearest`, the `depth` nearest vectors from the model's HNSW index (iterative
+ * - index: `vector_nearest`, the `nearestVectors(depth)` nearest vectors from the model's HNSW index (iterative
  *   scan, same predicate), then `vector_scores` adds the exact cosine of the lexical leg's
  *   candidates the index did not return;
  * - `vector_top`: the `depth` most similar tools.
@@ -175,7 +175,7 @@ export function vectorLeg(input: VectorLegInput): SQL {
       where embedding.model = ${sql.raw(literal(model))}
         and (select true from ${tools} where ${tools.id} = embedding.tool_id and ${where})
       order by ${distance}
-      limit ${depth}
+      limit ${nearestVectors(depth)}
     ),
     vector_scores as (
       select tool_id, max(1 - distance) as cosine from vector_nearest group by tool_id
@@ -193,7 +193,7 @@ export function vectorLeg(input: VectorLegInput): SQL {
 
 /**
  * Combines the legs: the union of each leg's top candidates, each with everything both legs know
- * about it (BM25F and coverage, cosine, exact name, allowed calls), so fusion sees complete
+ * about it (BM25F, cosine, exact name, allowed calls), so fusion sees complete
  * evidence: the vector leg's tools that the lexical top left out get theirs from `lexical_scores`.
  * `nearest` is how many vectors the index scan returned (null for an exact search).
  */
@@ -201,25 +201,23 @@ export function combine(withVector: VectorSearch | undefined): SQL {
   const usage = (alias: string) => sql.raw(`(select usage.calls from tool_usage usage where usage.tool_id = ${alias}.tool_id) as calls`);
   if (withVector === undefined) {
     return sql`
-      select top.tool_id, top.score as lexical, coalesce(top.matched, 0) / nullif(weight.total, 0) as coverage, top.exact,
+      select top.tool_id, top.score as lexical, top.exact,
              null::float8 as cosine, ${usage('top')}, null::bigint as nearest
-      from lexical_top top
-      cross join query_weight weight`;
+      from lexical_top top`;
   }
   return sql`
     , candidates as (
-      select tool_id, exact, score, matched from lexical_top
+      select tool_id, exact, score from lexical_top
       union all
-      select vector.tool_id, false, scored.score, scored.matched
+      select vector.tool_id, false, scored.score
       from vector_top vector
       left join lexical_scores scored using (tool_id)
       where vector.tool_id not in (select tool_id from lexical_top)
     )
-    select candidate.tool_id, candidate.score as lexical, coalesce(candidate.matched, 0) / nullif(weight.total, 0) as coverage, candidate.exact,
+    select candidate.tool_id, candidate.score as lexical, candidate.exact,
            vector.cosine, ${usage('candidate')},
            ${withVector === 'index' ? sql`(select count(*) from vector_nearest)` : sql`null::bigint`} as nearest
     from candidates candidate
     -- A join, not a subquery per candidate: the exact search scores every visible tool.
-    left join vector_scores vector using (tool_id)
-    cross join query_weight weight`;
+    left join vector_scores vector using (tool_id)`;
 }

@@ -153,7 +153,7 @@ export class DiscoveryService {
     const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
-    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.text) : undefined;
+    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.intentText) : undefined;
     const searchMode: RankingMode = vector ? requested : 'lexical';
     const embedded = performance.now();
     const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes, revision);
@@ -162,6 +162,7 @@ export class DiscoveryService {
       visibility,
       filters: input.filters ?? {},
       text: query.lexicalText,
+      intentText: query.lexicalIntentText,
       nameTokens: query.nameTokens,
       stats,
       bm25: BM25_PARAMS,
@@ -172,7 +173,8 @@ export class DiscoveryService {
       depth: CANDIDATE_DEPTH,
     });
     const retrieved = performance.now();
-    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode);
+    // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
+    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode, { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) });
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -32,10 +33,30 @@ async function readJsonl<T>(path: string): Promise<T[]> {
     });
 }
 
-/** Loads tools.jsonl and queries.jsonl from a dataset folder. */
-export async function loadDataset(dir: string): Promise<{ tools: DatasetTool[]; queries: DatasetQuery[] }> {
-  const [tools, queries] = await Promise.all([readJsonl<DatasetTool>(join(dir, 'tools.jsonl')), readJsonl<DatasetQuery>(join(dir, 'queries.jsonl'))]);
-  return { tools, queries };
+/** A dataset: its tools, its labelled requests, and the requests no tool serves (infeasible.jsonl, when present). */
+export interface Dataset {
+  tools: DatasetTool[];
+  queries: DatasetQuery[];
+  infeasible: DatasetQuery[];
+}
+
+/** Loads tools.jsonl, queries.jsonl and, when present, infeasible.jsonl from a dataset folder. */
+export async function loadDataset(dir: string): Promise<Dataset> {
+  const infeasiblePath = join(dir, 'infeasible.jsonl');
+  const [tools, queries, infeasible] = await Promise.all([
+    readJsonl<DatasetTool>(join(dir, 'tools.jsonl')),
+    readJsonl<DatasetQuery>(join(dir, 'queries.jsonl')),
+    existsSync(infeasiblePath) ? readJsonl<DatasetQuery>(infeasiblePath) : Promise.resolve([]),
+  ]);
+  return { tools, queries, infeasible };
+}
+
+/**
+ * The level of a request, from its id: `etom-L2-17` -> "L2" (dev-mcp's four levels),
+ * `multi-3` -> "multi" (MetaTool's two-tool requests); anything else counts in no level.
+ */
+export function levelOf(id: string): string | undefined {
+  return /-(L\d+)-/.exec(id)?.[1] ?? /^(single|multi)-/.exec(id)?.[1];
 }
 
 type JsonObject = Record<string, unknown>;

@@ -12,9 +12,9 @@ import { openPglite } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import type { RankingMode } from '../discovery/fusion.js';
 import type { Embedder } from '../embedding/provider.js';
-import { type DatasetQuery, type DatasetTool, loadDataset, toToolDocument } from './dataset.js';
-import { keywordOverlapRank } from './keyword-baseline.js';
+import { type DatasetQuery, type DatasetTool, levelOf, loadDataset, toToolDocument } from './dataset.js';
 import { hitAt, type QueryOutcome, type RetrievalMetrics, summarize } from './metrics.js';
+import { PlainBm25 } from './plain-bm25.js';
 import { presence, toolHalf, withheld } from './splits.js';
 
 export interface EvalOptions {
@@ -48,6 +48,12 @@ export interface Generality {
   recall3: number;
   recall5: number;
   mrr: number;
+}
+
+/** One method's metrics on one level of requests (dev-mcp: L1..L4; MetaTool: single, multi). */
+export interface LevelRow extends RetrievalMetrics {
+  method: string;
+  level: string;
 }
 
 /** How requests fare when their tools are missing from the catalog, against requests whose tools are there. */
@@ -90,15 +96,22 @@ export interface EvalReport {
   registrationToolsPerSecond: number;
   queries: number;
   results: MethodResult[];
+  /** Each method (the floor included) per level of requests, when the dataset has levels. */
+  levels: LevelRow[];
   generality: Generality[];
-  /** Share of tools withheld for the abstention check, and what came of it (hybrid, top_k 3). */
-  abstention: { withheldShare: number; withheldTools: number; rows: AbstentionRow[] } | null;
+  /**
+   * "Nothing fits" (hybrid, top_k 3): requests that no registered tool serves against requests
+   * whose tools are there. `infeasible`: the dataset's own unserved requests, whole catalog;
+   * `withheld`: a hash-chosen share of the tools withheld.
+   */
+  abstention: { kind: 'infeasible' | 'withheld'; withheldShare: number; withheldTools: number; rows: AbstentionRow[] } | null;
   calibration: CalibrationBin[];
   longRequests: LongRequestRow[];
 }
 
 /** One discovery's outcome as the eval records it. */
 interface Answer extends QueryOutcome {
+  id: string;
   scores: number[];
   lowConfidence: boolean;
   tokenRatio: number;
@@ -164,6 +177,7 @@ class EvalRegistry {
       const body = response.json<DiscoverBody>();
       const shortlist = body.tools.slice(0, 3).reduce((sum, t) => sum + t.card.tokens.openai, 0);
       answers.push({
+        id: q.id,
         ranked: body.tools.map((t) => t.name),
         relevant: q.relevant,
         scores: body.tools.map((t) => t.score),
@@ -194,7 +208,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const log = options.progress ?? (() => undefined);
   const registry = await EvalRegistry.open(options.embedder);
   try {
-    const { tools, queries: allQueries } = await loadDataset(options.dataDir);
+    const { tools, queries: allQueries, infeasible } = await loadDataset(options.dataDir);
     const sampled = options.stride && options.stride > 1 ? allQueries.filter((_, i) => i % options.stride! === 0) : allQueries;
     const queries = options.limit ? sampled.slice(0, options.limit) : sampled;
 
@@ -203,13 +217,17 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     const registrationSeconds = (performance.now() - started) / 1000;
     log(`registered and embedded ${tools.length - rejected.length}/${tools.length} tools in ${registrationSeconds.toFixed(1)} s`);
 
-    const results: MethodResult[] = [baseline(tools, queries)];
+    const floor = floorAnswers(tools, queries);
+    const results: MethodResult[] = [floor.result];
+    const levels: LevelRow[] = levelRows(floor.result.method, floor.answers);
     let hybrid: Answer[] | undefined;
     for (const mode of options.modes) {
       if (mode !== 'lexical' && !options.embedder) continue;
       const { answers, ms } = await registry.replay('eval', queries, mode, 10, log);
       if (mode === 'hybrid') hybrid = answers;
-      results.push(methodResult(mode === 'hybrid' ? 'hybrid (service default)' : `${mode} only`, answers, ms));
+      const method = mode === 'hybrid' ? 'hybrid (service default)' : `${mode} only`;
+      results.push(methodResult(method, answers, ms));
+      levels.push(...levelRows(method, answers));
     }
     const ranking = hybrid ?? [];
     const generality: Generality[] = [
@@ -227,7 +245,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
         const { answers } = await registry.replay(`eval-half-${half}`, halfQueries, 'hybrid', 10, log);
         generality.push(generalityRow(`tool half ${half + 1} (${halfTools.length} tools alone)`, answers));
       }
-      abstention = await abstentionCheck(registry, tools, queries, log);
+      abstention = infeasible.length > 0 ? await infeasibleCheck(registry, hybrid, infeasible, log) : await abstentionCheck(registry, tools, queries, log);
       longRequests = await longRequestCheck(registry, queries, log);
     }
     const report: EvalReport = {
@@ -239,6 +257,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       registrationToolsPerSecond: Math.round(tools.length / registrationSeconds),
       queries: queries.length,
       results,
+      levels,
       generality,
       abstention,
       calibration: calibration(ranking),
@@ -253,25 +272,58 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   }
 }
 
+/** The floor's answers: plain BM25 over every tool of the dataset (registered or not, as ../shared/bench/README.md computes it). */
+function floorAnswers(tools: DatasetTool[], queries: DatasetQuery[]): { result: MethodResult; answers: (QueryOutcome & { id: string })[] } {
+  const started = performance.now();
+  const floor = new PlainBm25(tools);
+  const answers = queries.map((q) => ({ id: q.id, ranked: floor.rank(q.query, 10), relevant: q.relevant }));
+  const ms = (performance.now() - started) / Math.max(queries.length, 1);
+  return {
+    answers,
+    result: { method: 'plain BM25 (the floor)', ...summarize(answers), tokenRatio: null, empty: share(answers.filter((a) => a.ranked.length === 0), answers.length), lowConfidence: 0, msPerQuery: ms },
+  };
+}
+
+/** Metrics per level of requests (none when the dataset's ids carry no level). */
+function levelRows(method: string, answers: (QueryOutcome & { id: string })[]): LevelRow[] {
+  const byLevel = new Map<string, QueryOutcome[]>();
+  for (const answer of answers) {
+    const level = levelOf(answer.id);
+    if (level) byLevel.set(level, [...(byLevel.get(level) ?? []), answer]);
+  }
+  return [...byLevel].sort(([a], [b]) => a.localeCompare(b)).map(([level, group]) => ({ method, level, ...summarize(group) }));
+}
+
+/**
+ * The dataset's requests that no tool serves, on the whole catalog, against its labelled
+ * requests (their hybrid answers: whether a shortlist is empty or low_confidence does not depend
+ * on top_k): how often each comes back empty or low_confidence.
+ */
+async function infeasibleCheck(registry: EvalRegistry, labelled: Answer[], infeasible: DatasetQuery[], log: (message: string) => void): Promise<NonNullable<EvalReport['abstention']>> {
+  const { answers } = await registry.replay('eval', infeasible, 'hybrid', 3, log);
+  return { kind: 'infeasible', withheldShare: 0, withheldTools: 0, rows: [abstentionRow('absent', answers), abstentionRow('present', labelled)] };
+}
+
 async function abstentionCheck(registry: EvalRegistry, tools: DatasetTool[], queries: DatasetQuery[], log: (message: string) => void): Promise<NonNullable<EvalReport['abstention']>> {
   const kept = tools.filter((t) => !withheld(t.name, WITHHELD_SHARE));
   const names = new Set(kept.map((t) => t.name));
   await registry.register('eval-withheld', kept);
   // The default shortlist size agents ask for.
   const { answers } = await registry.replay('eval-withheld', queries, 'hybrid', 3, log);
-  const rows: AbstentionRow[] = (['absent', 'present'] as const).map((requests) => {
-    const group = answers.filter((a) => presence(a.relevant, names) === requests);
-    const answered = group.filter((a) => !isEmptyOrFlagged(a));
-    return {
-      requests,
-      queries: group.length,
-      abstained: share(group.filter(isEmptyOrFlagged), group.length),
-      empty: share(group.filter((a) => a.ranked.length === 0), group.length),
-      answeredRecall3: requests === 'present' ? share(answered.filter((a) => hitAt(a, 3) === 1), answered.length) : null,
-      recall3: requests === 'present' ? share(group.filter((a) => hitAt(a, 3) === 1), group.length) : null,
-    };
-  });
-  return { withheldShare: WITHHELD_SHARE, withheldTools: tools.length - kept.length, rows };
+  const rows = (['absent', 'present'] as const).map((requests) => abstentionRow(requests, answers.filter((a) => presence(a.relevant, names) === requests)));
+  return { kind: 'withheld', withheldShare: WITHHELD_SHARE, withheldTools: tools.length - kept.length, rows };
+}
+
+function abstentionRow(requests: AbstentionRow['requests'], group: Answer[]): AbstentionRow {
+  const answered = group.filter((a) => !isEmptyOrFlagged(a));
+  return {
+    requests,
+    queries: group.length,
+    abstained: share(group.filter(isEmptyOrFlagged), group.length),
+    empty: share(group.filter((a) => a.ranked.length === 0), group.length),
+    answeredRecall3: requests === 'present' ? share(answered.filter((a) => hitAt(a, 3) === 1), answered.length) : null,
+    recall3: requests === 'present' ? share(group.filter((a) => hitAt(a, 3) === 1), group.length) : null,
+  };
 }
 
 /**
@@ -339,19 +391,6 @@ function calibration(answers: Answer[]): CalibrationBin[] {
   return bins;
 }
 
-function baseline(tools: { name: string; description: string }[], queries: { query: string; relevant: string[] }[]): MethodResult {
-  const started = performance.now();
-  const outcomes = queries.map((q) => ({ ranked: keywordOverlapRank(q.query, tools, 10), relevant: q.relevant }));
-  return {
-    method: 'keyword overlap (naive baseline)',
-    ...summarize(outcomes),
-    tokenRatio: null,
-    empty: share(outcomes.filter((o) => o.ranked.length === 0), outcomes.length),
-    lowConfidence: 0,
-    msPerQuery: (performance.now() - started) / Math.max(queries.length, 1),
-  };
-}
-
 const f3 = (x: number): string => x.toFixed(3);
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
@@ -367,6 +406,10 @@ export function markdownTable(report: EvalReport): string {
         `| ${r.method} | ${f3(r.recall1)} | ${f3(r.recall3)} | ${f3(r.recall5)} | ${f3(r.mrr)} | ${f3(r.ndcg5)} | ${r.tokenRatio === null ? '-' : pct(r.tokenRatio)} | ${pct(r.empty)} | ${pct(r.lowConfidence)} | ${r.msPerQuery.toFixed(1)} |`,
     ),
   ];
+  if (report.levels.length > 0) {
+    lines.push('', 'Per level (R@1 / R@3 / R@5 / MRR):', '', '| method | level | queries | R@1 | R@3 | R@5 | MRR |', '|---|---|---|---|---|---|---|');
+    for (const r of report.levels) lines.push(`| ${r.method} | ${r.level} | ${r.queries} | ${f3(r.recall1)} | ${f3(r.recall3)} | ${f3(r.recall5)} | ${f3(r.mrr)} |`);
+  }
   if (report.generality.length > 0) {
     lines.push('', 'Generality (hybrid, top_k 10):', '', '| part | queries | R@3 | R@5 | MRR |', '|---|---|---|---|---|');
     for (const g of report.generality) lines.push(`| ${g.part} | ${g.queries} | ${f3(g.recall3)} | ${f3(g.recall5)} | ${f3(g.mrr)} |`);
@@ -375,13 +418,15 @@ export function markdownTable(report: EvalReport): string {
     const a = report.abstention;
     lines.push(
       '',
-      `Abstention (hybrid, top_k 3; ${a.withheldTools} tools = ${pct(a.withheldShare)} withheld by a hash of the name):`,
+      a.kind === 'infeasible'
+        ? 'Abstention (hybrid, top_k 3, whole catalog): requests no tool serves (infeasible.jsonl) against the labelled requests:'
+        : `Abstention (hybrid, top_k 3; ${a.withheldTools} tools = ${pct(a.withheldShare)} withheld by a hash of the name):`,
       '',
       '| requests | queries | empty or low_confidence | empty | R@3 of the answered | R@3 of all |',
       '|---|---|---|---|---|---|',
     );
     for (const r of a.rows) {
-      lines.push(`| relevant tools ${r.requests} | ${r.queries} | ${pct(r.abstained)} | ${pct(r.empty)} | ${r.answeredRecall3 === null ? '-' : f3(r.answeredRecall3)} | ${r.recall3 === null ? '-' : f3(r.recall3)} |`);
+      lines.push(`| ${a.kind === 'infeasible' ? (r.requests === 'absent' ? 'no tool serves them' : 'labelled') : `relevant tools ${r.requests}`} | ${r.queries} | ${pct(r.abstained)} | ${pct(r.empty)} | ${r.answeredRecall3 === null ? '-' : f3(r.answeredRecall3)} | ${r.recall3 === null ? '-' : f3(r.recall3)} |`);
     }
   }
   if (report.longRequests.length > 0) {

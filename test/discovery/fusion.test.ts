@@ -1,132 +1,159 @@
 import { describe, expect, it } from 'vitest';
 
-import { absence, ABSENCE_MODEL, CALIBRATION, type Evidence, fuse, fusedScores,FUSION_PARAMS } from '../../src/discovery/fusion.js';
+import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS, LEXICAL_BACKGROUND, MIN_COSINE_DEVIATION, standouts } from '../../src/discovery/fusion.js';
 
-const evidence = (toolId: number, lexical: number | null, cosine: number | null, coverage = 0, exact = false): Evidence => ({
-  toolId,
-  lexical,
-  coverage,
-  exact,
-  cosine,
-});
+const evidence = (toolId: number, lexical: number | null, cosine: number | null, exact = false): Evidence => ({ toolId, lexical, exact, cosine });
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sd = (xs: number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+/** The leave-one-out z-score written out: the value against the others' mean and deviation. */
+const againstOthers = (xs: number[], i: number) => {
+  const others = xs.filter((_, j) => j !== i);
+  return (xs[i]! - mean(others)) / sd(others);
+};
+
+describe('standouts', () => {
+  it('measures each value against the others, in their standard deviations', () => {
+    const xs = [3, 1, 2, 0.5, 1.5];
+    standouts(xs).forEach((z, i) => expect(z).toBeCloseTo(againstOthers(xs, i), 9));
+  });
+
+  it('lets one clear outlier of a small pool stand out (a plain z-score cannot pass (n-1)/sqrt(n))', () => {
+    const [top] = standouts([0.7, 0.3, 0.25, 0.2, 0.2]);
+    expect(top).toBeGreaterThan(5);
+  });
+
+  it('counts padding zeros among the others, and gives a value above a flat rest half the cap', () => {
+    expect(standouts([4], 9)[0]).toBe(5);
+    const padded = standouts([4, 2], 3);
+    expect(padded[0]).toBeCloseTo(againstOthers([4, 2, 0, 0, 0], 0), 9);
+    expect(standouts([1, 1, 1])).toEqual([0, 0, 0]);
+    expect(standouts([5])).toEqual([0]);
+  });
+
+  it('measures against at least the given deviation, so one of two look-alikes does not stand out by the cap', () => {
+    expect(standouts([0.61, 0.6])).toEqual([5, -5]);
+    const [a, b] = standouts([0.61, 0.6], 0, 0.05);
+    expect(a).toBeCloseTo(0.2, 9);
+    expect(b).toBeCloseTo(-0.2, 9);
+  });
+});
 
 describe('fusedScores', () => {
-  // Fused scores share the 0..1 scale with the popularity prior (2%).
-  const scale = 1 - FUSION_PARAMS.popularityWeight;
+  const context = { lexicalPool: 3 };
 
-  it('blends normalized lexical and vector scores 0.3 / 0.7', () => {
-    const fused = fusedScores([evidence(1, 10, 0.4), evidence(2, 0, 0.8), evidence(3, 5, 0.6)], FUSION_PARAMS, 'hybrid');
-    // Cosines are min-max normalized over the pool: 0.4 -> 0, 0.6 -> 0.5, 0.8 -> 1.
-    expect(fused[0]).toBeCloseTo(0.3 * scale, 6);
-    expect(fused[1]).toBeCloseTo(0.7 * scale, 6);
-    expect(fused[2]).toBeCloseTo((0.3 * 0.5 + 0.7 * 0.5) * scale, 6);
+  it('averages the lexical (against a background of unmatched tools) and vector standouts of each candidate', () => {
+    const items = [evidence(1, 10, 0.4), evidence(2, 0, 0.8), evidence(3, 5, 0.6)];
+    const fused = fusedScores(items, FUSION_PARAMS, 'hybrid', context);
+    const lexical = standouts([10, 0, 5], LEXICAL_BACKGROUND);
+    const vector = standouts([0.4, 0.8, 0.6], 0, MIN_COSINE_DEVIATION);
+    fused.forEach((f, i) => expect(f).toBeCloseTo((lexical[i]! + vector[i]!) / 2, 9));
   });
 
-  it('takes the cosine scale from the whole candidate pool, lexical candidates included', () => {
-    const widened = fusedScores([evidence(1, 10, 0.6), evidence(2, 0, 0.8), evidence(3, 1, 0)], FUSION_PARAMS, 'hybrid');
-    expect(widened[0]).toBeCloseTo((0.3 + 0.7 * 0.75) * scale, 6);
+  it('is scale-free: multiplying a leg changes nothing', () => {
+    const items = [evidence(1, 10, 0.4), evidence(2, 0, 0.8), evidence(3, 5, 0.6)];
+    const scaled = items.map((e) => ({ ...e, lexical: e.lexical! * 100 }));
+    const a = fusedScores(items, FUSION_PARAMS, 'hybrid', context);
+    fusedScores(scaled, FUSION_PARAMS, 'hybrid', context).forEach((f, i) => expect(f).toBeCloseTo(a[i]!, 9));
   });
 
-  it('uses one leg alone when asked or when there are no vectors', () => {
-    expect(fusedScores([evidence(1, 10, 0.5), evidence(2, 5, 0.7)], FUSION_PARAMS, 'lexical')).toEqual([scale, 0.5 * scale]);
-    expect(fusedScores([evidence(1, 10, 0.5), evidence(2, 5, 0.7)], FUSION_PARAMS, 'vector')).toEqual([0, scale]);
-    expect(fusedScores([evidence(1, 10, null), evidence(2, 5, null)], FUSION_PARAMS, 'hybrid')).toEqual([scale, 0.5 * scale]);
+  it('scores a tool without a vector yet at the pool\'s lowest cosine', () => {
+    const withPending = fusedScores([evidence(1, 10, null), evidence(2, 0, 0.8), evidence(3, 5, 0.6)], FUSION_PARAMS, 'hybrid', context);
+    const atLowest = fusedScores([evidence(1, 10, 0.6), evidence(2, 0, 0.8), evidence(3, 5, 0.6)], FUSION_PARAMS, 'hybrid', context);
+    withPending.forEach((f, i) => expect(f).toBeCloseTo(atLowest[i]!, 9));
+  });
+
+  it('uses one leg alone when asked or when there are no vectors, padding a lexical pool with zeros', () => {
+    const items = [evidence(1, 10, 0.5), evidence(2, 5, 0.7)];
+    expect(fusedScores(items, FUSION_PARAMS, 'lexical', { lexicalPool: 6 })).toEqual(standouts([10, 5], LEXICAL_BACKGROUND + 4));
+    expect(fusedScores(items, FUSION_PARAMS, 'vector', context)).toEqual(standouts([0.5, 0.7], 0, MIN_COSINE_DEVIATION));
+    expect(fusedScores([evidence(1, 10, null), evidence(2, 5, null)], FUSION_PARAMS, 'hybrid', { lexicalPool: 6 })).toEqual(standouts([10, 5], LEXICAL_BACKGROUND + 4));
   });
 });
 
 describe('fuse', () => {
-  it('scores each tool by the calibrated probability of its fused score and coverage', () => {
-    const { ranked } = fuse([evidence(1, 10, 0.8, 0.6), evidence(2, 2, 0.5, 0.1)]);
-    const { intercept, fused, coverage } = CALIBRATION.hybrid;
-    const scale = 1 - FUSION_PARAMS.popularityWeight;
+  // Twenty tools: a spread of weak matches, then what the test puts on top.
+  const background = (from: number): Evidence[] => Array.from({ length: 20 }, (_, i) => evidence(from + i, (i % 5) * 0.4, 0.2 + (i % 7) * 0.02));
+
+  it('scores each tool by the calibrated probability of its fused standout', () => {
+    const items = [evidence(1, 12, 0.8), ...background(10)];
+    const { ranked } = fuse(items);
+    const fused = fusedScores(items, FUSION_PARAMS, 'hybrid', { lexicalPool: items.length })[0]!;
     expect(ranked[0]!.toolId).toBe(1);
-    expect(ranked[0]!.score).toBeCloseTo(sigmoid(intercept + fused * scale + coverage * 0.6), 4);
+    const { intercept, standout, cosine } = CALIBRATION.hybrid;
+    expect(ranked[0]!.score).toBeCloseTo(sigmoid(intercept + standout * fused + cosine * 0.8), 4);
   });
 
-  it('means the same thing whatever the query: the top tool of a weak match scores low', () => {
-    const strong = fuse([evidence(1, 12, 0.7, 0.7), evidence(2, 1, 0.3, 0.05)]);
-    const weak = fuse([evidence(1, 0, 0.52), evidence(2, 0, 0.5)]);
+  it('means the same thing whatever the query: a tool that stands out scores high, a flat top low and flagged', () => {
+    const strong = fuse([evidence(1, 12, 0.8), ...background(10)]);
     expect(strong.ranked[0]!.score).toBeGreaterThan(0.5);
     expect(strong.lowConfidence).toBe(false);
-    expect(weak.ranked[0]!.score).toBeLessThan(0.1);
-    expect(weak.lowConfidence).toBe(true);
+    const flat = fuse(background(10));
+    expect(flat.lowConfidence).toBe(true);
+    expect(flat.ranked[0]?.score ?? 0).toBeLessThan(FUSION_PARAMS.lowConfidenceScore);
   });
 
-  it('flags a best score under the floor whatever the other evidence says', () => {
-    const { ranked, lowConfidence } = fuse([evidence(1, 1, 0.3), evidence(2, 0, 0.1)], { ...FUSION_PARAMS, absence: null, lowConfidenceScore: 0.9 });
-    expect(ranked[0]!.score).toBeLessThan(0.9);
+  it('returns tools that all match alike when nothing else is visible', () => {
+    const { ranked } = fuse([evidence(1, 5, null), evidence(2, 5, null), evidence(3, 5, null)], FUSION_PARAMS, 'lexical', { lexicalPool: 3 });
+    expect(ranked.map((r) => r.toolId)).toEqual([1, 2, 3]);
+  });
+
+  it('does not hold a clear winner of a tiny catalog down to low confidence', () => {
+    const { ranked, lowConfidence } = fuse([evidence(1, 8, 0.7), evidence(2, 0, 0.3), evidence(3, 0, 0.25), evidence(4, 0.5, 0.2)]);
+    expect(ranked[0]!.toolId).toBe(1);
+    expect(lowConfidence).toBe(false);
+  });
+
+  it('flags a best score under the floor', () => {
+    const { ranked, lowConfidence } = fuse([evidence(1, 12, 0.8), ...background(10)], { ...FUSION_PARAMS, lowConfidenceScore: 1 });
+    expect(ranked[0]!.score).toBeLessThan(1);
     expect(lowConfidence).toBe(true);
   });
 
-  // Twelve tools: one clearly closest to the request, or a flat top where several are alike.
-  const pool = (top: number[], lexicalOf: (i: number) => number): Evidence[] =>
-    [...top, ...Array.from({ length: 12 - top.length }, () => 0.28)].map((cosine, i) => evidence(i + 1, lexicalOf(i), cosine, 0.1));
-
-  it('flags a shortlist whose best tool leads neither by cosine spread nor by vector rank', () => {
-    const clear = fuse(pool([0.8, 0.45, 0.4], (i) => (i === 0 ? 10 : 1)));
-    expect(clear.ranked[0]!.toolId).toBe(1);
-    expect(clear.lowConfidence).toBe(false);
-    // The best fused tool is third by cosine and the top cosines are bunched: its score clears the
-    // floor, but nothing stands out.
-    const flat = fuse(pool([0.33, 0.32, 0.31], (i) => (i === 2 ? 10 : 0)));
-    expect(flat.ranked[0]!.toolId).toBe(3);
-    expect(flat.ranked[0]!.score).toBeGreaterThanOrEqual(FUSION_PARAMS.lowConfidenceScore);
-    expect(flat.lowConfidence).toBe(true);
-    expect(fuse(pool([0.33, 0.32, 0.31], (i) => (i === 2 ? 10 : 0)), { ...FUSION_PARAMS, absence: null }).lowConfidence).toBe(false);
-  });
-
-  it('computes the absence probability from the best score, its vector rank and the cosine spread', () => {
-    const items = pool([0.5, 0.6, 0.4], () => 1);
-    const best = { toolId: 1, score: 0.3, lexical: 1, cosine: 0.5, exact: false };
-    const { intercept, topScoreLogit, vectorRank, cosineSpread } = ABSENCE_MODEL;
-    // Rank 1 (0.6 is above it), spread 0.6 - 0.28 (the 10th best cosine).
-    const expected = sigmoid(intercept + topScoreLogit * Math.log(0.3 / 0.7) + vectorRank * Math.log(2) + cosineSpread * 0.32);
-    expect(absence(items, best, ABSENCE_MODEL)).toBeCloseTo(expected, 6);
-  });
-
-  it('leaves the absence model out of lexical-only rankings', () => {
-    const items = [evidence(1, 10, null, 0.9), evidence(2, 9, null, 0.9)];
-    expect(fuse(items).lowConfidence).toBe(false);
-  });
-
-  it('re-ranks by coverage: the tool matching the query\'s rare words moves up', () => {
-    const { ranked } = fuse([evidence(1, 10, 0.7, 0.1), evidence(2, 9, 0.7, 0.9)]);
-    expect(ranked.map((r) => r.toolId)).toEqual([2, 1]);
-  });
-
   it('drops tools under the minimum score from the shortlist', () => {
-    const { ranked } = fuse([evidence(1, 10, 0.8, 0.6), evidence(2, 0, 0.1)]);
-    expect(ranked.map((r) => r.toolId)).toEqual([1]);
-    expect(fuse([evidence(1, 10, 0.8, 0.6), evidence(2, 0, 0.1)], { ...FUSION_PARAMS, minScore: 0 }).ranked).toHaveLength(2);
+    const items = [evidence(1, 12, 0.8), ...background(10)];
+    const kept = fuse(items).ranked;
+    expect(kept.length).toBeLessThan(items.length);
+    expect(kept.every((r) => r.score >= FUSION_PARAMS.minScore)).toBe(true);
+    expect(fuse(items, { ...FUSION_PARAMS, minScore: 0 }).ranked).toHaveLength(items.length);
+  });
+
+  it('keeps a tool under the floor that scores at least half the best: look-alikes all low', () => {
+    const items = [evidence(1, 5, 0.3), evidence(2, 5, 0.3), evidence(3, 5, 0.3)];
+    const { ranked, lowConfidence } = fuse(items);
+    expect(ranked[0]!.score).toBeLessThan(FUSION_PARAMS.minScore);
+    expect(ranked.map((r) => r.toolId)).toEqual([1, 2, 3]);
+    expect(lowConfidence).toBe(true);
   });
 
   it('lets usage break ties, bounded by the prior\'s weight', () => {
-    const { ranked } = fuse([evidence(1, 1, 0.7, 0.5), { ...evidence(2, 1, 0.7, 0.5), calls: 10 }, { ...evidence(3, 0, 0.1), calls: 1000 }]);
+    const tied = [evidence(1, 6, 0.6), { ...evidence(2, 6, 0.6), calls: 10 }, { ...evidence(3, 0, 0.2), calls: 1000 }, ...background(10)];
+    const { ranked } = fuse(tied);
     expect(ranked.map((r) => r.toolId).slice(0, 2)).toEqual([2, 1]);
+    expect(ranked.map((r) => r.toolId)).not.toContain(3);
   });
 
   it('ranks an exact name match first with score 1 whatever the legs say', () => {
-    const { ranked, lowConfidence } = fuse([evidence(1, 10, 0.8, 0.8), evidence(2, 0.1, 0.1, 0, true)]);
+    const { ranked, lowConfidence } = fuse([evidence(1, 12, 0.8), evidence(2, 0.1, 0.1, true), ...background(10)]);
     expect(ranked[0]).toMatchObject({ toolId: 2, score: 1, exact: true });
     expect(lowConfidence).toBe(false);
   });
 
   it('ranks by lexical score alone without vectors, and returns nothing without a match', () => {
-    const { ranked } = fuse([evidence(1, 1, null, 0.3), evidence(2, 4, null, 0.6)], { ...FUSION_PARAMS, minScore: 0 });
+    const { ranked } = fuse([evidence(1, 1, null), evidence(2, 4, null)], { ...FUSION_PARAMS, minScore: 0 }, 'hybrid', { lexicalPool: 40 });
     expect(ranked.map((r) => r.toolId)).toEqual([2, 1]);
     expect(fuse([evidence(1, 0, null)])).toEqual({ ranked: [], lowConfidence: true });
   });
 
   it('ranks by one leg when asked', () => {
-    const items = [evidence(1, 10, 0.5, 0.5), evidence(2, 1, 0.7, 0.1)];
+    const items = [evidence(1, 10, 0.5), evidence(2, 1, 0.7), ...background(10)];
     const all = { ...FUSION_PARAMS, minScore: 0 };
-    expect(fuse(items, all, 'lexical').ranked.map((r) => r.toolId)).toEqual([1, 2]);
+    expect(fuse(items, all, 'lexical', { lexicalPool: items.length }).ranked.map((r) => r.toolId)[0]).toBe(1);
     expect(fuse(items, all, 'vector').ranked.map((r) => r.toolId)[0]).toBe(2);
   });
 
   it('breaks ties by tool id so rankings are deterministic', () => {
-    expect(fuse([evidence(7, 1, 0.5, 0.5), evidence(3, 1, 0.5, 0.5)]).ranked.map((r) => r.toolId)).toEqual([3, 7]);
+    expect(fuse([evidence(7, 6, 0.6), evidence(3, 6, 0.6), ...background(10)]).ranked.map((r) => r.toolId).slice(0, 2)).toEqual([3, 7]);
   });
 });

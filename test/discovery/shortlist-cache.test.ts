@@ -71,7 +71,8 @@ describe('ShortlistCache', () => {
 forEachDatabase((db) => {
   describe('shortlist cache', () => {
     const gated = new GatedEmbedder();
-    const ctx = useDiscoveryApp(db, () => gated);
+    // The cache is under test, not the score floor: every matching tool of these two-tool catalogs is shown.
+    const ctx = useDiscoveryApp(db, () => gated, { DISCOVERY_MIN_SCORE: '0' });
     const counters = async () => {
       const text = (await call(ctx.app, 'GET', '/metrics')).body;
       return { hit: counter(text, 'hit'), miss: counter(text, 'miss') };

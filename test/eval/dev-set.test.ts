@@ -34,11 +34,12 @@ describe('retrieval quality on the dev set', () => {
       rankingOnly: true,
     });
     const hybrid = report.results.find((r) => r.method.startsWith('hybrid'))!;
-    const baseline = report.results.find((r) => r.method.startsWith('keyword'))!;
+    const floor = report.results.find((r) => r.method.startsWith('plain BM25'))!;
     expect(report.registered).toBe(report.tools);
     expect(hybrid.recall5).toBeGreaterThanOrEqual(0.84);
     expect(hybrid.mrr).toBeGreaterThanOrEqual(0.71);
-    expect(hybrid.recall5).toBeGreaterThan(baseline.recall5 + 0.4);
+    expect(hybrid.recall5).toBeGreaterThan(floor.recall5 + 0.2);
+    expect(hybrid.mrr).toBeGreaterThan(floor.mrr + 0.2);
     console.info(`dev set (every 3rd query): recall@5 ${hybrid.recall5.toFixed(3)}, MRR ${hybrid.mrr.toFixed(3)}`);
   }, 180_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { keywordOverlapRank } from '../../src/eval/keyword-baseline.js';
 import { hitAt, ndcgAt, reciprocalRank, summarize } from '../../src/eval/metrics.js';
+import { floorWords, PlainBm25 } from '../../src/eval/plain-bm25.js';
 
 describe('retrieval metrics', () => {
   const outcome = { ranked: ['a', 'b', 'c', 'd', 'e', 'f'], relevant: ['c', 'x'] };
@@ -27,13 +27,27 @@ describe('retrieval metrics', () => {
   });
 });
 
-describe('keywordOverlapRank', () => {
-  it('orders tools by how many query words they share', () => {
-    const tools = [
-      { name: 'weather', description: 'Get the weather forecast for a city' },
-      { name: 'stocks', description: 'Stock prices' },
-      { name: 'news', description: 'Latest news for a city' },
-    ];
-    expect(keywordOverlapRank('weather forecast for my city', tools, 5)).toEqual(['weather', 'news']);
+describe('PlainBm25 (the floor)', () => {
+  const tools = [
+    { name: 'get_weather', description: 'Get the weather forecast for a city' },
+    { name: 'stockPrices', description: 'Stock prices' },
+    { name: 'news', description: 'Latest news for a city, and the weather too' },
+  ];
+
+  it('splits camelCase and snake_case, lower-cases, and does not stem', () => {
+    expect(floorWords('getWeatherForecast for_my city, Forecasts')).toEqual(['get', 'weather', 'forecast', 'for', 'my', 'city', 'forecasts']);
+  });
+
+  it('ranks by BM25 over name and description, leaving out tools that match no word', () => {
+    const floor = new PlainBm25(tools);
+    expect(floor.rank('weather forecast for my city', 5)).toEqual(['get_weather', 'news']);
+    expect(floor.rank('stock prices', 5)).toEqual(['stockPrices']);
+    expect(floor.rank('forecasts', 5)).toEqual([]);
+  });
+
+  it('scores a rare word above a common one (IDF), with the textbook saturation', () => {
+    const floor = new PlainBm25(tools);
+    // "weather" is in two tools, "latest" in one: the tool with the rare word wins.
+    expect(floor.rank('latest weather', 1)).toEqual(['news']);
   });
 });

@@ -118,7 +118,8 @@ forEachDatabase((db) => {
     });
 
     it('a new version that adds side effects takes its aliases out of ranking until approved', async () => {
-      const query = 'is it going to rain on my picnic';
+      // Its words name another tool's ("flight"), none of get_weather's: only the alias can send it there.
+      const query = 'will my picnic flight get soaked';
       await teach(['w-1', 'w-2', 'w-3'], query, 'get_weather');
       expect((await aliases('get_weather'))[0]).toMatchObject({ active: true });
       const riskier = doc('get_weather', 'Weather forecast for a city: temperature, rain and wind.', { version: '1.1.0', side_effects: true });
