@@ -2,8 +2,9 @@ import { type SQL, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type Executor, rowsOf } from '../../src/db/client.js';
-import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting } from '../../src/discovery/bm25f.js';
+import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting, QUOTED_WORD_WEIGHT } from '../../src/discovery/bm25f.js';
 import { BM25_PARAMS } from '../../src/discovery/fusion.js';
+import { withoutQuotedValues } from '../../src/discovery/query.js';
 import { catalogStats, retrieveCandidates, searchedTerms } from '../../src/discovery/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
@@ -69,17 +70,21 @@ async function lexemesOf(executor: Executor, query: string): Promise<string[]> {
 }
 
 /** Compares the lexical leg's SQL scores with the TypeScript BM25F over the tenant's postings; returns how many scores it compared. */
-async function compareWithReference(executor: Executor, tenant: string, queries: readonly string[], scopes: string[] = []): Promise<number> {
+async function compareWithReference(executor: Executor, tenant: string, queries: readonly string[], scopes: string[] = [], quoted = false): Promise<number> {
   const stats = await catalogStats(executor, tenant, scopes);
   const postings = await postingsOf(executor, tenant);
   const average: FieldVector = [stats.avgLength.a, stats.avgLength.b, stats.avgLength.c, stats.avgLength.d];
   let compared = 0;
   for (const query of queries) {
-    const expected = bm25fScores(postings, await lexemesOf(executor, query), stats.visible, average, BM25_PARAMS);
+    const intentText = quoted ? withoutQuotedValues(query) : undefined;
+    const intent = new Set(intentText === undefined ? [] : await lexemesOf(executor, intentText));
+    const weights = new Map((await lexemesOf(executor, query)).map((lexeme) => [lexeme, intentText === undefined || intent.has(lexeme) ? 1 : QUOTED_WORD_WEIGHT]));
+    const expected = bm25fScores(postings, weights, stats.visible, average, BM25_PARAMS);
     const { candidates } = await retrieveCandidates(executor, {
       visibility: { tenantId: tenant, scopes, includeRetired: false },
       filters: {},
       text: query,
+      intentText,
       nameTokens: [],
       stats,
       bm25: BM25_PARAMS,
@@ -119,6 +124,17 @@ forEachDatabase((db) => {
 
     it('scores every tool as the TypeScript BM25F does', async () => {
       expect(await compareWithReference(db.database.db, tenant, QUERIES)).toBeGreaterThan(20);
+    });
+
+    it('weighs words found only in quoted values at QUOTED_WORD_WEIGHT, as the reference does', async () => {
+      const quoted = ['find the order titled "cancel my truck telemetry"', "search orders for 'memory entities' placed last month"];
+      expect(await compareWithReference(db.database.db, tenant, quoted, [], true)).toBeGreaterThan(5);
+      // A quoted word weighs less than the same word unquoted.
+      const stats = await catalogStats(db.database.db, tenant, []);
+      const visibility = { tenantId: tenant, scopes: [], includeRetired: false };
+      const terms = await searchedTerms(db.database.db, { visibility, text: 'cancel the "truck"', intentText: withoutQuotedValues('cancel the "truck"'), stats });
+      expect(terms.get('truck')?.queryWeight).toBe(QUOTED_WORD_WEIGHT);
+      expect(terms.get('cancel')?.queryWeight).toBe(1);
     });
 
     it('scores the tools that only the vector leg or an exact name brings (not kept by the top sort) as the reference does', async () => {

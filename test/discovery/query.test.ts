@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { boundedPart, prepareQuery, SEARCHED_QUERY_CHARS } from '../../src/discovery/query.js';
+import { boundedPart, prepareQuery, SEARCHED_QUERY_CHARS, withoutQuotedValues } from '../../src/discovery/query.js';
 
 describe('prepareQuery', () => {
   it('normalizes whitespace and Unicode', () => {
@@ -18,6 +18,29 @@ describe('prepareQuery', () => {
 
   it('searches a short request whole and says so', () => {
     expect(prepareQuery('refund invoice 1024').searched).toEqual({ bounded: false, part: 'whole', chars: 19, total_chars: 19 });
+  });
+});
+
+describe('withoutQuotedValues: what the tool must do, not the arguments it will get', () => {
+  it('leaves out double, typographic, back and single quoted spans', () => {
+    expect(withoutQuotedValues('create a note titled "Meeting minutes" in the \'Work\' folder')).toBe('create a note titled in the folder');
+    expect(withoutQuotedValues('search for “quarterly report” and `main.py`')).toBe('search for and');
+  });
+
+  it('keeps apostrophes: a single quote between letters opens no span', () => {
+    expect(withoutQuotedValues("Where is John's order? Bob's 'Q3 report' is late")).toBe("Where is John's order? Bob's is late");
+    expect(withoutQuotedValues("don't cancel the users' orders")).toBe("don't cancel the users' orders");
+  });
+
+  it('keeps a request that is nothing but quotes', () => {
+    expect(withoutQuotedValues('"refund invoice 1024"')).toBe('"refund invoice 1024"');
+  });
+
+  it('gives both legs the intent: prepareQuery embeds it and keeps names from the whole request', () => {
+    const prepared = prepareQuery('use the "search_orders" tool to find "late deliveries"');
+    expect(prepared.intentText).toBe('use the tool to find');
+    expect(prepared.nameTokens).toContain('search_orders');
+    expect(prepared.lexicalText).toContain('late deliveries');
   });
 });
 
