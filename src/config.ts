@@ -2,8 +2,8 @@ import { type Static, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 
 /**
- * Environment variables, validated once at boot. Names marked fixed in DESIGN.md keep their names;
- * the others extend the contract and are documented in the README.
+ * Environment variables, validated once at boot. Names marked (contract) in docs/configuration.md keep their names;
+ * the others extend it; every variable is documented there.
  */
 /**
  * Score floors of discovery (calibrated probabilities that a tool fits; the measurements behind
@@ -65,7 +65,7 @@ const EnvSchema = Type.Object({
   MAX_CONNECTIONS_PER_CLIENT: Type.Integer({ minimum: 0, maximum: 100000, default: 128 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 600000, default: 10000 }),
   LEARNING_ENABLED: Type.Boolean({ default: true }),
-  // Distinct subjects who must teach a learned alias before it ranks (README, "Learning from calls").
+  // Distinct subjects who must teach a learned alias before it ranks (docs/api.md, "Learning from calls").
   LEARNED_ALIAS_MIN_SUBJECTS: Type.Integer({ minimum: 2, maximum: 1000, default: 3 }),
   LEARNED_ALIAS_VOTES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 20 }),
   LEARNED_ALIAS_MAX_PER_TOOL: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),

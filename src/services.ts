@@ -56,7 +56,7 @@ const HOUR = 60 * 60 * 1000;
 /**
  * The composition root: every service built and wired from the config, the same way for the app,
  * the CLI commands and the scripts. Writes, authorize and a publisher's reads of its own tools stay
- * on the primary; reads that may lag go to `reads` (README, "Read replicas and consistency").
+ * on the primary; reads that may lag go to `reads` (docs/operations.md, "Read replicas and consistency").
  */
 export function createServices(config: Config, deps: ServiceDependencies): Services {
   const { database, embedder, log } = deps;

@@ -19,7 +19,7 @@ import {
 
 /**
  * Every tenant table carries tenant_id, and every key includes it (migration 0007: ready to
- * distribute by tenant, README "Past one PostgreSQL").
+ * distribute by tenant, docs/operations.md, "Past one PostgreSQL").
  */
 export const tools = pgTable('tools', {
   id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),

@@ -56,7 +56,7 @@ const supportOf = (ttlDays: number) =>
 const NEEDS_APPROVAL = sql`(t.sensitivity = 'high' or t.side_effects)`;
 
 /**
- * THE rule for "a learned alias ranks" (README, "Learning from calls"), over alias `la` of tool
+ * THE rule for "a learned alias ranks" (docs/api.md, "Learning from calls"), over alias `la` of tool
  * `t`: not rejected; taught by at least `minSubjects` distinct subjects within the TTL; and, for a
  * high-sensitivity or side-effecting tool, approved by a publisher. Applied where learned text is
  * written into the tool's index (lexical postings and vectors), so discovery needs no rule of its own.

@@ -1,7 +1,7 @@
 /**
  * What learning accepts: the pure rules that decide whether a call teaches a learned alias. The
  * storage rules (distinct subjects, one vote per discovery, the per-subject budget, approval)
- * live in src/learning/repository.ts; README "Learning from calls" states them together.
+ * live in src/learning/repository.ts; docs/api.md, "Learning from calls", states them together.
  */
 
 /** The longest query that may become a learned alias: users' words for a tool, not a task description. */

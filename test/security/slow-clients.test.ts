@@ -27,7 +27,7 @@ function untilClosed(socket: Socket): Promise<{ ms: number; received: string }> 
 /**
  * Slow and greedy clients on real sockets (issue 13, finding 7): headers and bodies must arrive
  * within their timeouts, enforced within about a second, and one address cannot hold more than
- * its share of connections. Short timeouts here; the defaults are checked against the README.
+ * its share of connections. Short timeouts here; the defaults are checked against docs/configuration.md.
  * Connection handling never reaches the database: one leg is enough.
  */
 describe('on PGlite in-process (sockets only)', () => {
@@ -41,7 +41,7 @@ describe('on PGlite in-process (sockets only)', () => {
       port = (t.app.server.address() as AddressInfo).port;
     });
 
-    it('defaults to what the README says: headers within 10 s, the whole request within 30 s, checked every second', () => {
+    it('defaults to what docs/configuration.md says: headers within 10 s, the whole request within 30 s, checked every second', () => {
       const options = fastifyOptions(testConfig());
       expect(options.requestTimeout).toBe(30_000);
       expect(options.http).toMatchObject({ headersTimeout: 10_000, connectionsCheckingInterval: 1_000 });
