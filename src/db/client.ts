@@ -10,6 +10,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
+import { isConnectionError, sqlState } from './connection-errors.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
@@ -88,9 +89,40 @@ class SessionClient extends pg.Client {
   }
 }
 
-/** A node-postgres pool whose sessions carry SESSION_SETTINGS. */
+/**
+ * A pool whose `query` keeps the connection a statement failed on. pg-pool's own `query` releases
+ * its client with the statement's error, which closes the connection: every refused statement
+ * (a NUL in a parameter, a bad cast) cost a reconnect, and the embedded database's socket server,
+ * which serves exactly the pool's size and notices a closed connection late, refused the
+ * replacement ("too many connections"): other tenants' requests got 503 (issue 32, finding 3).
+ * A statement error leaves the connection ready for the next query (the server answered it
+ * and is idle again); only a connection-level failure, or an error without a SQLSTATE (the
+ * client cannot tell the session's state), discards it. Transactions (drizzle) check out a
+ * client and release it without an error already; a broken one is dropped as not queryable.
+ */
+class StatementSafePool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super(config);
+    const query = async (config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
+      const client = await this.connect();
+      let broken: Error | undefined;
+      try {
+        return await client.query(config, values);
+      } catch (error) {
+        if (isConnectionError(error) || sqlState(error) === undefined) broken = error as Error;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    };
+    // Promise style only: drizzle and this code never pass callbacks or submittables.
+    this.query = query as unknown as pg.Pool['query'];
+  }
+}
+
+/** A node-postgres pool whose sessions carry SESSION_SETTINGS and keep their connection when a statement fails. */
 export function createPool(url: string, poolSize: number, options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {}): pg.Pool {
-  const pool = new pg.Pool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
+  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;
