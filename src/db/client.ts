@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -11,6 +11,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
 import { isConnectionError, sqlState } from './connection-errors.js';
+import { resolveDataDir } from './data-dir.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
@@ -204,7 +205,7 @@ const SOCKET_PORT = 5432;
  * process stops with an error if the thread dies: its database is gone with it.
  */
 export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Database> {
-  const lock = holdDataDir(dataDir);
+  const { dir, lock } = holdDataDir(dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tool-registry-db-'));
   const cleanUp = () => {
     rmSync(socketDir, { recursive: true, force: true });
@@ -212,7 +213,7 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
   };
   let closing = false;
   let lost: Error | undefined;
-  const worker = new Worker(THREAD_URL, { workerData: { dataDir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
+  const worker = new Worker(THREAD_URL, { workerData: { dataDir: dir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let database: Database;
   try {
@@ -252,20 +253,21 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
 }
 
 /**
- * The lock on an embedded database folder, created if missing; none for `memory://`. One process
- * per folder: a second one would split the database (src/db/data-dir-lock.ts).
+ * The folder an embedded DATA_DIR really names (resolved once: src/db/data-dir.ts) and its lock;
+ * no lock for `memory://`. One process per folder: a second one would split the database
+ * (src/db/data-dir-lock.ts). PGlite is then given the resolved path, never the spelling.
  */
-function holdDataDir(dataDir: string): DataDirLock | undefined {
-  if (dataDir.startsWith('memory://')) return undefined;
-  mkdirSync(dataDir, { recursive: true });
-  return lockDataDir(dataDir);
+function holdDataDir(dataDir: string): { dir: string; lock: DataDirLock | undefined } {
+  const place = resolveDataDir(dataDir);
+  if (place.kind === 'memory') return { dir: 'memory://', lock: undefined };
+  return { dir: place.path, lock: lockDataDir(place.path) };
 }
 
 /** Opens the embedded PGlite database in `dataDir` in this thread (`memory://` for an ephemeral one). */
 export async function openPglite(dataDir: string): Promise<Database> {
-  const lock = holdDataDir(dataDir);
+  const { dir, lock } = holdDataDir(dataDir);
   try {
-    const database = fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
+    const database = fromPglite(await PGlite.create({ dataDir: dir, extensions: { vector } }));
     return { ...database, close: () => database.close().finally(() => lock?.release()) };
   } catch (error) {
     lock?.release();
