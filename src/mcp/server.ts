@@ -3,10 +3,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 
 import { holdsAll, type Principal } from '../auth/principal.js';
-import { queryProblem } from '../discovery/query.js';
 import type { DescribedTool } from '../discovery/schemas.js';
 import type { DiscoveryService } from '../discovery/service.js';
-import { AppError, toolNotFound } from '../errors.js';
+import { toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
 import { renderTool } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
@@ -62,8 +61,7 @@ export function createMcpServer(principal: Principal, services: McpServices, log
     },
     ({ query, top_k, format, filters }) =>
       guarded(log, async () => {
-        const problem = queryProblem(query);
-        if (problem) throw new AppError('validation_failed', `query ${problem}`);
+        // The discovery service checks the request (query and filters), as for POST /v1/discover.
         const result = await services.discovery.discover(principal, { query, top_k, format, mode: 'hybrid', ...(filters ? { filters } : {}) });
         return {
           structuredContent: result,
