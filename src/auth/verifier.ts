@@ -39,9 +39,17 @@ const INVALID_TOKEN = { 'www-authenticate': 'Bearer error="invalid_token"' };
  * replace it with U+FFFD, so `org\ud800`, `org\udfff` and `org\ufffd` would name one tenant.
  */
 const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * Nor can PostgreSQL store NUL: a `sub` of "mallory\u0000" failed the batched discovery log on every
+ * flush, for every tenant (issue 32, finding 2). No claim that names a tenant, subject or scope
+ * has a use for control characters, so all of them (C0, DEL, C1) are refused with NUL.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 function wellFormed(claim: string, value: string): string {
   if (LONE_SURROGATE.test(value)) throw new AppError('unauthorized', `token claim '${claim}' is not well-formed Unicode (it has an unpaired surrogate)`, [], INVALID_TOKEN);
+  if (CONTROL.test(value)) throw new AppError('unauthorized', `token claim '${claim}' holds a control character (such as NUL)`, [], INVALID_TOKEN);
   return value;
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -10,6 +10,8 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 
+import { isConnectionError, sqlState } from './connection-errors.js';
+import { resolveDataDir } from './data-dir.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
@@ -88,9 +90,40 @@ class SessionClient extends pg.Client {
   }
 }
 
-/** A node-postgres pool whose sessions carry SESSION_SETTINGS. */
+/**
+ * A pool whose `query` keeps the connection a statement failed on. pg-pool's own `query` releases
+ * its client with the statement's error, which closes the connection: every refused statement
+ * (a NUL in a parameter, a bad cast) cost a reconnect, and the embedded database's socket server,
+ * which serves exactly the pool's size and notices a closed connection late, refused the
+ * replacement ("too many connections"): other tenants' requests got 503 (issue 32, finding 3).
+ * A statement error leaves the connection ready for the next query (the server answered it
+ * and is idle again); only a connection-level failure, or an error without a SQLSTATE (the
+ * client cannot tell the session's state), discards it. Transactions (drizzle) check out a
+ * client and release it without an error already; a broken one is dropped as not queryable.
+ */
+class StatementSafePool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super(config);
+    const query = async (config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
+      const client = await this.connect();
+      let broken: Error | undefined;
+      try {
+        return await client.query(config, values);
+      } catch (error) {
+        if (isConnectionError(error) || sqlState(error) === undefined) broken = error as Error;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    };
+    // Promise style only: drizzle and this code never pass callbacks or submittables.
+    this.query = query as unknown as pg.Pool['query'];
+  }
+}
+
+/** A node-postgres pool whose sessions carry SESSION_SETTINGS and keep their connection when a statement fails. */
 export function createPool(url: string, poolSize: number, options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {}): pg.Pool {
-  const pool = new pg.Pool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
+  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -172,7 +205,7 @@ const SOCKET_PORT = 5432;
  * process stops with an error if the thread dies: its database is gone with it.
  */
 export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Database> {
-  const lock = holdDataDir(dataDir);
+  const { dir, lock } = holdDataDir(dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tool-registry-db-'));
   const cleanUp = () => {
     rmSync(socketDir, { recursive: true, force: true });
@@ -180,7 +213,7 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
   };
   let closing = false;
   let lost: Error | undefined;
-  const worker = new Worker(THREAD_URL, { workerData: { dataDir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
+  const worker = new Worker(THREAD_URL, { workerData: { dataDir: dir, socket: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: poolSize } });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   let database: Database;
   try {
@@ -220,20 +253,21 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
 }
 
 /**
- * The lock on an embedded database folder, created if missing; none for `memory://`. One process
- * per folder: a second one would split the database (src/db/data-dir-lock.ts).
+ * The folder an embedded DATA_DIR really names (resolved once: src/db/data-dir.ts) and its lock;
+ * no lock for `memory://`. One process per folder: a second one would split the database
+ * (src/db/data-dir-lock.ts). PGlite is then given the resolved path, never the spelling.
  */
-function holdDataDir(dataDir: string): DataDirLock | undefined {
-  if (dataDir.startsWith('memory://')) return undefined;
-  mkdirSync(dataDir, { recursive: true });
-  return lockDataDir(dataDir);
+function holdDataDir(dataDir: string): { dir: string; lock: DataDirLock | undefined } {
+  const place = resolveDataDir(dataDir);
+  if (place.kind === 'memory') return { dir: 'memory://', lock: undefined };
+  return { dir: place.path, lock: lockDataDir(place.path) };
 }
 
 /** Opens the embedded PGlite database in `dataDir` in this thread (`memory://` for an ephemeral one). */
 export async function openPglite(dataDir: string): Promise<Database> {
-  const lock = holdDataDir(dataDir);
+  const { dir, lock } = holdDataDir(dataDir);
   try {
-    const database = fromPglite(await PGlite.create({ dataDir, extensions: { vector } }));
+    const database = fromPglite(await PGlite.create({ dataDir: dir, extensions: { vector } }));
     return { ...database, close: () => database.close().finally(() => lock?.release()) };
   } catch (error) {
     lock?.release();

@@ -17,7 +17,10 @@ export const hasErrorCode = (error: unknown, codes: ReadonlySet<string>): boolea
 
 // Connection-level failures: the database (or the path to it) is away, not the statement wrong.
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006']);
-const CONNECTION_MESSAGES = /Connection terminated|PGlite is closed|timeout exceeded when trying to connect/i;
+// pg's "Client has encountered a connection error and is not queryable" is what a transaction's
+// ROLLBACK gets once its connection died: drizzle throws that rollback error in place of the
+// statement's own (57P01 and the like), so it must read as the outage it is, not as a 500.
+const CONNECTION_MESSAGES = /Connection terminated|PGlite is closed|timeout exceeded when trying to connect|is not queryable/i;
 
 /** Whether `error` (or one of its causes) says the database could not be reached or dropped the connection. */
 export function isConnectionError(error: unknown): boolean {

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 
+import type { ErrorDetail } from '../errors.js';
 import { expandIdentifiers } from '../tools/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
@@ -108,6 +109,17 @@ function headAndTail(text: string, limit: number): string {
 export function queryProblem(query: string): string | undefined {
   if (query.trim() === '') return 'must contain some text';
   return textProblems(query)[0]?.message;
+}
+
+/**
+ * THE input check of a discovery, whatever the door (REST /v1/discover, MCP find_tools): the
+ * request must hold some text, and neither it nor any filter may hold text PostgreSQL cannot
+ * store, since both are written to the discovery log (a lone surrogate in an MCP filter tag
+ * once emptied the log for every tenant). Pointers are into the request body.
+ */
+export function discoverInputProblems(input: { query: string; filters?: Record<string, unknown> | undefined }): ErrorDetail[] {
+  const problem = queryProblem(input.query);
+  return [...(problem ? [{ pointer: '/query', message: problem }] : []), ...textProblems(input.filters ?? {}, '/filters')].map((detail) => ({ ...detail, in: 'body' as const }));
 }
 
 /** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs. */

@@ -3,11 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
-import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
-import { textProblems } from '../tools/validation.js';
 import type { DiscoveryReport } from './log-report.js';
-import { queryProblem } from './query.js';
 import { DiscoverBody, DiscoverResponse } from './schemas.js';
 import type { DiscoveryService } from './service.js';
 
@@ -24,16 +21,8 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
         response: { 200: DiscoverResponse, ...errorResponses(400, 401, 413, 429) },
       },
     },
-    async (request) => {
-      const problem = queryProblem(request.body.query);
-      // Filters are written to the discovery log: text PostgreSQL cannot store must not reach it.
-      const details = [
-        ...(problem ? [{ pointer: '/query', message: problem }] : []),
-        ...textProblems(request.body.filters ?? {}, '/filters'),
-      ].map((detail) => ({ ...detail, in: 'body' as const }));
-      if (details.length > 0) throw new AppError('validation_failed', 'request body is invalid', details);
-      return options.discovery.discover(request.principal, request.body);
-    },
+    // The service checks the request (query, filters) for every door alike.
+    async (request) => options.discovery.discover(request.principal, request.body),
   );
 
   app.get(

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
+import { AppError } from '../errors.js';
 import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
 import { documentOf, toCard } from '../tools/views.js';
@@ -10,7 +11,7 @@ import type { CatalogStatsCache } from './catalog-cache.js';
 import { catalogRevision } from './catalog-revision.js';
 import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
-import { type PreparedQuery, prepareQuery } from './query.js';
+import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
 import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
 import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js';
 import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
@@ -97,7 +98,13 @@ export class DiscoveryService {
     this.shortlists = options.shortlists ?? new ShortlistCache({ maxBytes: 0, ttlMs: 0 });
   }
 
+  /** Discovers for `principal`; refuses (400) a request discoverInputProblems finds fault with, whichever door it came through. */
   async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
+    const problems = discoverInputProblems(input);
+    if (problems.length > 0) {
+      // The message names the fields too: an MCP client sees only the message.
+      throw new AppError('validation_failed', problems.map((p) => `${p.pointer.slice(1)} ${p.message}`).join('; '), problems);
+    }
     const started = performance.now();
     const query = prepareQuery(input.query);
     // One primary-key read: both caches serve only at the revision it names.

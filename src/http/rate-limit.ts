@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
 import type { Config } from '../config.js';
@@ -12,6 +12,13 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Opts a route into a per-principal limit (routes in LIMITED_ROUTES are opted in already). */
     principalRateLimit?: RateLimitGroup;
+  }
+  interface FastifyInstance {
+    /**
+     * Spends one discovery of the caller's budget, whatever the door (POST /v1/discover, MCP
+     * find_tools): 429 `rate_limited` once spent. With a reply, sets the x-ratelimit-* headers.
+     */
+    spendDiscovery: (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;
   }
 }
 
@@ -48,10 +55,23 @@ function groupOf(route: RouteOptions): RateLimitGroup | undefined {
   return undefined;
 }
 
+const rateLimited = (max: number, ttlMs: number): AppError => {
+  const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
+  return new AppError('rate_limited', `rate limit of ${max} requests per minute exceeded; retry in ${seconds} s`, [], { 'retry-after': String(seconds) });
+};
+
+/** Appends `hook` to a route's preHandler hooks. */
+function addPreHandler(route: RouteOptions, hook: preHandlerHookHandler): void {
+  const current = route.preHandler;
+  route.preHandler = current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook];
+}
+
 /**
  * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize
  * and MCP. Register before the routes it covers. A 429 carries Retry-After and the contract's
- * error body with code `rate_limited`.
+ * error body with code `rate_limited`. Discovery has one budget per principal whatever the door
+ * (issue 32, finding 9: REST and MCP find_tools each had their own): the `discover` routes and
+ * `spendDiscovery` (called by find_tools) draw on one shared counter.
  */
 export default fp(
   async (app: FastifyInstance, options: { limits: Config['rateLimit'] }) => {
@@ -64,19 +84,24 @@ export default fp(
     app.addHook('onRoute', (route) => {
       const group = groupOf(route);
       if (!group || perMinute[group] <= 0) return;
-      route.config = { ...route.config, rateLimit: { max: perMinute[group], timeWindow: WINDOW_MS } };
+      if (group === 'discover') addPreHandler(route, async (request, reply) => app.spendDiscovery(request, reply));
+      else route.config = { ...route.config, rateLimit: { max: perMinute[group], timeWindow: WINDOW_MS } };
     });
     await app.register(rateLimit, {
       global: false,
       hook: 'preHandler',
       cache: 10_000,
       keyGenerator: principalKey,
-      errorResponseBuilder: (_request, context) => {
-        const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
-        return new AppError('rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${seconds} s`, [], {
-          'retry-after': String(seconds),
-        });
-      },
+      errorResponseBuilder: (_request, context) => rateLimited(context.max, context.ttl),
+    });
+    // One counter (created once) for every door to discovery.
+    const discovery = perMinute.discover > 0 ? app.createRateLimit({ max: perMinute.discover, timeWindow: WINDOW_MS }) : undefined;
+    app.decorate('spendDiscovery', async (request: FastifyRequest, reply?: FastifyReply) => {
+      if (!discovery) return;
+      const outcome = await discovery(request);
+      if (outcome.isAllowed) return;
+      reply?.headers({ 'x-ratelimit-limit': outcome.max, 'x-ratelimit-remaining': outcome.remaining, 'x-ratelimit-reset': outcome.ttlInSeconds });
+      if (outcome.isExceeded) throw rateLimited(outcome.max, outcome.ttl);
     });
   },
   { name: 'principal-rate-limit', dependencies: ['auth', 'error-handler'] },

@@ -103,21 +103,26 @@ export async function teach(executor: Executor, miss: Miss, limits: LearningLimi
   );
   if (voted.length === 0) return false;
   await executor.execute(sql`update learned_aliases set misses = misses + 1, last_seen = now() where id = ${alias.id}`);
-  await evict(executor, miss.toolId, limits);
+  await evict(executor, miss.toolId, miss.subject, limits);
   return refreshLearnedText(executor, miss.toolId, limits);
 }
 
 /**
- * Keeps a tool's unrejected aliases within `maxPerTool`, dropping the least supported first
- * (approved ones last), so a flood of new queries cannot push out an alias many users taught.
+ * Keeps a tool's unrejected aliases within `maxPerTool` at the expense of the voting subject only:
+ * what goes is that subject's own pending aliases (unreviewed, no live vote of anyone else), least
+ * supported and oldest first. Before, the least supported of all went, so one subject's 20+ junk
+ * misses evicted an alias one other user had taught (issue 32, finding 6); now a flood of queries
+ * from one subject only turns over its own, and never an alias another user taught or a
+ * publisher approved.
  */
-async function evict(executor: Executor, toolId: number, limits: LearningLimits): Promise<void> {
+async function evict(executor: Executor, toolId: number, subject: string, limits: LearningLimits): Promise<void> {
   await executor.execute(sql`
     delete from learned_aliases where id in (
       select la.id from learned_aliases la
-      where la.tool_id = ${toolId} and la.review <> 'rejected'
-      order by (la.review = 'approved') desc, ${supportOf(limits.ttlDays)} desc, la.last_seen desc, la.id desc
-      offset ${limits.maxPerTool})`);
+      where la.tool_id = ${toolId} and la.review = 'none'
+        and not exists (select 1 from learned_alias_votes v where v.alias_id = la.id and v.subject <> ${subject} and ${live(limits.ttlDays)})
+      order by ${supportOf(limits.ttlDays)}, la.last_seen, la.id
+      limit greatest(0, (select count(*) from learned_aliases where tool_id = ${toolId} and review <> 'rejected') - ${limits.maxPerTool}))`);
 }
 
 /**

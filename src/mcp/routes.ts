@@ -51,7 +51,7 @@ export default async function mcpRoutes(app: FastifyInstance, services: McpServi
     if (Array.isArray(request.body)) {
       return reply.code(400).send(rpcError(JSON_RPC.invalidRequest, 'JSON-RPC batches are not supported (the MCP specification removed them): send one message per request'));
     }
-    const server = createMcpServer(request.principal, services, request.log);
+    const server = createMcpServer(request.principal, services, request.log, () => app.spendDiscovery(request));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
       void transport.close();

@@ -3,10 +3,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 
 import { holdsAll, type Principal } from '../auth/principal.js';
-import { queryProblem } from '../discovery/query.js';
 import type { DescribedTool } from '../discovery/schemas.js';
 import type { DiscoveryService } from '../discovery/service.js';
-import { AppError, toolNotFound } from '../errors.js';
+import { toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
 import { renderTool } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
@@ -39,9 +38,10 @@ async function guarded(log: FastifyBaseLogger, body: () => Promise<CallToolResul
 /**
  * An MCP server for one authenticated caller: `find_tools` (discovery) and `describe_tool` (one
  * tool's full schema). Both follow the caller's usage scopes, like /v1/discover: a publisher token
- * does not widen what reaches a model, and retired tools are never described.
+ * does not widen what reaches a model, and retired tools are never described. `spendDiscovery`
+ * charges each find_tools call to the caller's discovery budget (RATE_LIMIT_DISCOVER_PER_MINUTE).
  */
-export function createMcpServer(principal: Principal, services: McpServices, log: FastifyBaseLogger): McpServer {
+export function createMcpServer(principal: Principal, services: McpServices, log: FastifyBaseLogger, spendDiscovery: () => Promise<void> = async () => undefined): McpServer {
   const server = new McpServer(
     { name: 'tool-registry', version: VERSION },
     {
@@ -62,8 +62,9 @@ export function createMcpServer(principal: Principal, services: McpServices, log
     },
     ({ query, top_k, format, filters }) =>
       guarded(log, async () => {
-        const problem = queryProblem(query);
-        if (problem) throw new AppError('validation_failed', `query ${problem}`);
+        // One discovery budget per principal, shared with POST /v1/discover.
+        await spendDiscovery();
+        // The discovery service checks the request (query and filters), as for POST /v1/discover.
         const result = await services.discovery.discover(principal, { query, top_k, format, mode: 'hybrid', ...(filters ? { filters } : {}) });
         return {
           structuredContent: result,

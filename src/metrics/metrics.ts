@@ -174,11 +174,12 @@ export class ServiceMetrics {
     });
   }
 
-  /** Exposes the batched discovery log: entries written, dropped (buffer full), buffered, failed flushes. */
+  /** Exposes the batched discovery log: entries written, dropped (buffer full), refused, buffered, failed flushes. */
   trackDiscoveryLog(stats: DiscoveryLogStats): void {
-    this.liveCounter('tool_registry_discovery_log_entries_total', 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full)', 'outcome', () => ({
+    this.liveCounter('tool_registry_discovery_log_entries_total', 'Discovery log entries by outcome: written, dropped (buffer full or a write failed with the buffer full), refused (the database refused the entry itself)', 'outcome', () => ({
       written: stats.written,
       dropped: stats.dropped,
+      refused: stats.refused,
     }));
     new Counter({
       name: 'tool_registry_discovery_log_failed_flushes_total',

@@ -11,7 +11,7 @@ import { rejectDuplicateKeys } from '../http/strict-json.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { type LearnedAlias, ToolCard, ToolName, ToolView } from './schemas.js';
 import { type ToolService, type WriteOutcome } from './service.js';
-import { ToolValidator } from './validation.js';
+import { textProblems, ToolValidator } from './validation.js';
 import { etagOf, type IndexStatus, toCard, toView } from './views.js';
 
 export interface ToolRoutesOptions {
@@ -196,6 +196,9 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
     },
     async (request) => {
       const { query } = request;
+      // Filters reach SQL parameters: text PostgreSQL cannot store (NUL) is refused here, not by the database.
+      const details = textProblems({ category: query.category, tags: query.tags, cursor: query.cursor }).map((detail) => ({ ...detail, in: 'querystring' as const }));
+      if (details.length > 0) throw new AppError('validation_failed', 'request querystring is invalid', details);
       const { rows, nextCursor } = await tools.list(request.principal, {
         limit: query.limit,
         cursor: query.cursor,

@@ -126,4 +126,52 @@ forEachDatabase((db) => {
       expect(await first(victim, honest)).toBe('lookup_fx_rate');
     });
   });
+
+  /**
+   * Issue 32, finding 6: one subject's junk misses on a tool evicted an honest alias that one other
+   * user had taught (eviction took the least supported of all). Replayed with a cap of 5 aliases
+   * per tool (the default is 20; the mechanism is the same): misses now only turn over the
+   * subject's own pending aliases.
+   */
+  describe("one subject's junk misses never evict another user's pending alias", () => {
+    const ctx = useDiscoveryApp(db, () => new HashingEmbedder(), { LEARNED_ALIAS_MAX_PER_TOOL: '5' });
+    const tenant = uniqueTenant('evict');
+    let publisher: string;
+
+    beforeAll(async () => {
+      publisher = await token({ tenant, scopes: [PUBLISH] });
+      for (const doc of CATALOG) expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: doc })).statusCode).toBe(201);
+      await ctx.flush();
+    });
+
+    const miss = async (sub: string, query: string, name: string) => {
+      const tk = await token({ tenant, sub });
+      const offered = (await call(ctx.app, 'POST', '/v1/discover', { token: tk, body: { query, top_k: 1 } })).json<DiscoverResponse>();
+      if (offered.tools.some((t) => t.name === name)) return false;
+      const res = await call(ctx.app, 'POST', '/v1/authorize', { token: tk, body: { tool: name, arguments: { invoice_id: 'x' }, discovery_id: offered.discovery_id } });
+      expect(res.json().decision).toBe('allow');
+      return true;
+    };
+    const learned = async (name: string) =>
+      (await call(ctx.app, 'GET', `/v1/tools/${name}/learned-aliases`, { token: publisher })).json<{ learned_aliases: { query: string; taught_by: { subject: string }[] }[] }>()
+        .learned_aliases;
+
+    it('keeps the alias alice taught through 12 junk misses of mallory, and caps mallory at what is left', async () => {
+      const honest = 'convert pounds into dollars';
+      expect(await miss('alice', honest, 'lookup_fx_rate')).toBe(true);
+      const taught: string[] = [];
+      for (let i = 0; taught.length < 12 && i < 60; i += 1) {
+        const query = `zq${i}a zq${i}b zq${i}c`;
+        if (await miss('mallory', query, 'lookup_fx_rate')) taught.push(query);
+      }
+      expect(taught).toHaveLength(12);
+      const aliases = await learned('lookup_fx_rate');
+      expect(aliases.map((a) => a.query)).toContain(honest);
+      expect(aliases).toHaveLength(5);
+      expect(aliases.filter((a) => a.taught_by.some((t) => t.subject === 'mallory'))).toHaveLength(4);
+      // Mallory keeps its latest misses; its oldest went first.
+      expect(aliases.map((a) => a.query)).toContain(taught.at(-1));
+      expect(aliases.map((a) => a.query)).not.toContain(taught[0]);
+    });
+  });
 });
