@@ -6,9 +6,9 @@ import type { ErrorDetail } from '../errors.js';
 import { escapePointer } from '../json-pointer.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { ajvErrorsToDetails, ajvFor, compileSchema, metaValidate } from './json-schema.js';
+import { patternProblem } from './linear-pattern.js';
 import { normalizeDocument } from './normalize.js';
 import { policyRuleProblems } from './policy-rule.js';
-import { unsafePattern } from './safe-pattern.js';
 import { unknownSchemaKeywords } from './schema-keywords.js';
 
 type JsonObject = Record<string, unknown>;
@@ -123,12 +123,12 @@ function walkSchema(
     }
     if (described) issues.push(...missingDescriptions(node, pointer));
     if (typeof node.pattern === 'string') {
-      const problem = unsafePattern(node.pattern);
+      const problem = patternProblem(node.pattern);
       if (problem) issues.push({ pointer: `${pointer}/pattern`, message: problem });
     }
     if (isObject(node.patternProperties)) {
       for (const key of Object.keys(node.patternProperties)) {
-        const problem = unsafePattern(key);
+        const problem = patternProblem(key);
         if (problem) issues.push({ pointer: `${pointer}/patternProperties/${escapePointer(key)}`, message: problem });
       }
     }
@@ -151,22 +151,31 @@ function walkSchema(
 // (PostgreSQL's text and jsonb cannot store NUL or unpaired surrogates: they would fail as a 500).
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const BAD_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// Only what no parser reads the same way and PostgreSQL cannot store: NUL and unpaired surrogates.
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
+const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_TEXT_ISSUES = 20;
 
-/** Every string and key of a document holding control characters or unpaired surrogates (iterative). */
-export function textProblems(value: unknown, rootPointer = ''): ErrorDetail[] {
+/**
+ * Every string and key of a value holding control characters or unpaired surrogates (iterative).
+ * `controls: false` lets other control characters through (call arguments may carry them: an
+ * escape sequence for a terminal tool) and refuses only NUL and unpaired surrogates.
+ */
+export function textProblems(value: unknown, rootPointer = '', options: { controls?: boolean } = {}): ErrorDetail[] {
+  const bad = options.controls === false ? UNSTORABLE_TEXT : BAD_TEXT;
+  const what = options.controls === false ? 'NUL or unpaired surrogates' : 'control characters or unpaired surrogates';
   const issues: ErrorDetail[] = [];
   const stack: { node: unknown; pointer: string }[] = [{ node: value, pointer: rootPointer }];
   while (stack.length > 0 && issues.length < MAX_TEXT_ISSUES) {
     const { node, pointer } = stack.pop()!;
     if (typeof node === 'string') {
-      if (BAD_TEXT.test(node)) issues.push({ pointer: pointer || '/', message: 'must not contain control characters or unpaired surrogates' });
+      if (bad.test(node)) issues.push({ pointer: pointer || '/', message: `must not contain ${what}` });
     } else if (Array.isArray(node)) {
       node.forEach((child, i) => stack.push({ node: child, pointer: `${pointer}/${i}` }));
     } else if (isObject(node)) {
       for (const [key, child] of Object.entries(node)) {
         const childPointer = `${pointer}/${escapePointer(key)}`;
-        if (BAD_TEXT.test(key)) issues.push({ pointer: childPointer, message: 'property names must not contain control characters or unpaired surrogates' });
+        if (bad.test(key)) issues.push({ pointer: childPointer, message: `property names must not contain ${what}` });
         stack.push({ node: child, pointer: childPointer });
       }
     }
