@@ -124,6 +124,15 @@ forEachDatabase((db) => {
       expect(good.json().decision).toBe('allow');
     });
 
+    it('refuses a schema with more patterns than the limit, naming the limit, on a dry run too (issue 32, finding 5)', async () => {
+      const properties = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^(a|b|c)*${'x'.repeat(200)}${i}$` }]));
+      const tenant = uniqueTenant('many-patterns');
+      const res = await call(t.app, 'POST', '/v1/tools?dry_run=true', { token: await token({ tenant, scopes: [PUBLISH] }), body: toolDocument({ parameters: { type: 'object', properties } }) });
+      expectCleanError(res, 400);
+      expect(await tenantFootprint(db.database, tenant)).toEqual(EMPTY);
+      expect((res.json().error as { details: unknown[] }).details).toContainEqual(expect.objectContaining({ message: expect.stringContaining('at most 128 patterns') }));
+    });
+
     it('keeps /v1/authorize from hanging on a catastrophic pattern already stored before the check existed', async () => {
       const tenant = uniqueTenant('redos');
       const tk = await token({ tenant, scopes: [PUBLISH] });
