@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 
 /** The buckets a principal spends: each has its own per-minute limit in the configuration. */
-export type RateLimitGroup = 'discover' | 'authorize' | 'mcp';
+export type RateLimitGroup = 'discover' | 'authorize' | 'mcp' | 'publish';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -23,6 +23,9 @@ export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   'POST /v1/discover': 'discover',
   'POST /v1/authorize': 'authorize',
   'POST /mcp': 'mcp',
+  // Publishing compiles the publisher's schemas in the event loop, dry runs included.
+  'POST /v1/tools': 'publish',
+  'PUT /v1/tools/:name': 'publish',
 };
 
 const WINDOW_MS = 60_000;
@@ -49,8 +52,8 @@ function groupOf(route: RouteOptions): RateLimitGroup | undefined {
 }
 
 /**
- * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize
- * and MCP. Register before the routes it covers. A 429 carries Retry-After and the contract's
+ * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize,
+ * MCP and publishing. Register before the routes it covers. A 429 carries Retry-After and the contract's
  * error body with code `rate_limited`.
  */
 export default fp(
@@ -59,6 +62,7 @@ export default fp(
       discover: options.limits.discoverPerMinute,
       authorize: options.limits.authorizePerMinute,
       mcp: options.limits.mcpPerMinute,
+      publish: options.limits.publishPerMinute,
     };
     // Runs before @fastify/rate-limit's own onRoute hook, which reads config.rateLimit.
     app.addHook('onRoute', (route) => {
