@@ -17,7 +17,7 @@ import type { Embedder } from '../src/embedding/provider.js';
 
 const rounds = Number(process.argv[2] ?? 15);
 const secret = 'learning-cpu-secret-0123456789abcdef';
-const config = loadConfig({ JWT_SECRET: secret, EMBEDDING_PROVIDER: 'local', LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0' });
+const config = loadConfig({ JWT_SECRET: secret, EMBEDDING_PROVIDER: 'local', LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0', RATE_LIMIT_PUBLISH_PER_MINUTE: '0' });
 const database = await openPglite('memory://');
 await migrate(database);
 const local = await LocalEmbedder.load();

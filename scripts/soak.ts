@@ -65,7 +65,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const pglite = await PGlite.create({ extensions: { vector } });
   const database = fromPglite(pglite);
   await migrate(database);
-  const config = loadConfig({ JWT_SECRET: TEST_SECRET, EMBEDDING_PROVIDER: 'none', LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0' });
+  const config = loadConfig({ JWT_SECRET: TEST_SECRET, EMBEDDING_PROVIDER: 'none', LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0', RATE_LIMIT_PUBLISH_PER_MINUTE: '0' });
   const app = await buildApp({ config, database, ownsDatabase: true, verify: createVerifier(config.jwt) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -74,6 +74,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_DISCOVER_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   RATE_LIMIT_AUTHORIZE_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 3000 }),
   RATE_LIMIT_MCP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 1200 }),
+  RATE_LIMIT_PUBLISH_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   // Bearer token GET /metrics requires; unset: /metrics is public (the contract's default).
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7E]+$' })),
   // Comma-separated browser origins allowed by CORS ('*' for any); unset: same-origin only.
@@ -145,7 +146,7 @@ export interface Config {
     votesPerHour: number;
   };
   /** Requests per minute per principal and replica; 0 means unlimited. */
-  rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number };
+  rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number; publishPerMinute: number };
   /** Origins allowed by CORS: empty means same-origin only, ['*'] any origin. */
   cors: { origins: string[] };
   /** Bearer token required by GET /metrics; undefined: public. */
@@ -275,6 +276,7 @@ function toConfig(env: Env): Config {
       discoverPerMinute: env.RATE_LIMIT_DISCOVER_PER_MINUTE,
       authorizePerMinute: env.RATE_LIMIT_AUTHORIZE_PER_MINUTE,
       mcpPerMinute: env.RATE_LIMIT_MCP_PER_MINUTE,
+      publishPerMinute: env.RATE_LIMIT_PUBLISH_PER_MINUTE,
     },
     cors: { origins: corsOrigins(env.CORS_ORIGINS) },
     metricsToken: env.METRICS_TOKEN,

@@ -37,7 +37,7 @@ describe('loadConfig', () => {
       databasePoolSize: 10,
       readReplica: undefined,
       learning: { enabled: true, minSubjects: 3, maxPerTool: 20, ttlDays: 30, votesPerHour: 20 },
-      rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200 },
+      rateLimit: { discoverPerMinute: 600, authorizePerMinute: 3000, mcpPerMinute: 1200, publishPerMinute: 600 },
       cors: { origins: [] },
       metricsToken: undefined,
     });

@@ -331,6 +331,7 @@ function serviceEnvironment(port: number, embeddingUrl: string): Record<string, 
     RATE_LIMIT_DISCOVER_PER_MINUTE: '0',
     RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0',
     RATE_LIMIT_MCP_PER_MINUTE: '0',
+    RATE_LIMIT_PUBLISH_PER_MINUTE: '0',
   };
 }
 

@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject, webcrypto } from 'node:crypto';
 
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 
 import type { Config } from '../config.js';
@@ -71,6 +71,25 @@ export function principalFromClaims(payload: JWTPayload, tenantClaim: string, sc
   return { tenant, subject: typeof payload.sub === 'string' ? wellFormed('sub', payload.sub) : null, scopes: [...scopes].sort() };
 }
 
+/**
+ * Header parameters that point at a key or at another token. jose never fetches or trusts them,
+ * but a token that carries them was made for a verifier that does (key injection through `jwk`,
+ * key URLs through `jku`/`x5u`, certificate chains through `x5c`, nested tokens through `cty`):
+ * refusing them keeps the one key source the configuration names, as the README promises.
+ */
+const REFUSED_HEADERS = ['jku', 'x5u', 'jwk', 'x5c', 'cty'];
+
+/** The first refused header parameter of a token, or undefined (also for a token that does not decode: jwtVerify reports that). */
+export function refusedHeader(token: string): string | undefined {
+  let header: Record<string, unknown>;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    return undefined;
+  }
+  return REFUSED_HEADERS.find((name) => Object.hasOwn(header, name));
+}
+
 function describeJoseError(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'token expired';
   if (error instanceof errors.JWTClaimValidationFailed) return `token claim '${error.claim}' is invalid: ${error.reason}`;
@@ -122,6 +141,9 @@ export function createVerifier(jwt: Config['jwt']): TokenVerifier {
     const hit = verified.get(token);
     if (hit && Date.now() < hit.until) return hit.principal;
     if (hit) verified.delete(token);
+    // Checked before the signature: no key work for a token the registry would refuse anyway.
+    const refused = refusedHeader(token);
+    if (refused) throw new AppError('unauthorized', `token header '${refused}' is not accepted (keys come only from the configured key or JWKS)`, [], INVALID_TOKEN);
     let payload: JWTPayload;
     try {
       // Overloads differ by key kind; both paths run the same verification.

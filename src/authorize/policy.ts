@@ -35,8 +35,19 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-function holds(condition: PolicyCondition, args: unknown): boolean {
+/** A numeric comparison on a value that is present but not a number: neither true nor false. */
+const INDETERMINATE = Symbol('indeterminate');
+
+function compare(value: unknown, test: (n: number) => boolean): boolean | typeof INDETERMINATE {
+  if (value === MISSING) return false;
+  // A schema that does not type the pointer lets "900" or [900] through: answering false would
+  // skip a deny rule (fail open), so the caller cannot get past a rule by changing the type.
+  return typeof value === 'number' ? test(value) : INDETERMINATE;
+}
+
+function holds(condition: PolicyCondition, args: unknown): boolean | typeof INDETERMINATE {
   const value = resolvePointer(args, condition.pointer);
+  const bound = condition.value as number;
   switch (condition.op) {
     case 'exists':
       return value !== MISSING;
@@ -51,13 +62,13 @@ function holds(condition: PolicyCondition, args: unknown): boolean {
     case 'not_in':
       return value === MISSING || !(condition.value as unknown[]).some((v) => jsonEqual(v, value));
     case 'gt':
-      return typeof value === 'number' && value > (condition.value as number);
+      return compare(value, (n) => n > bound);
     case 'gte':
-      return typeof value === 'number' && value >= (condition.value as number);
+      return compare(value, (n) => n >= bound);
     case 'lt':
-      return typeof value === 'number' && value < (condition.value as number);
+      return compare(value, (n) => n < bound);
     case 'lte':
-      return typeof value === 'number' && value <= (condition.value as number);
+      return compare(value, (n) => n <= bound);
   }
 }
 
@@ -66,20 +77,30 @@ export interface PolicyViolation {
   rule: string;
   message: string;
   missingScopes: string[];
+  /** The argument a numeric condition could not compare (not a number): the rule was applied as if it held. */
+  pointer?: string;
 }
 
-/** Evaluates every rule against valid arguments; returns the violations (empty: allowed). */
+/**
+ * Evaluates every rule against valid arguments; returns the violations (empty: allowed). A rule
+ * whose other conditions hold but whose numeric condition meets a non-number applies, as if that
+ * condition held (fail closed), and its violation names the argument.
+ */
 export function evaluatePolicy(rules: readonly PolicyRule[], args: unknown, scopes: readonly string[]): PolicyViolation[] {
   const violations: PolicyViolation[] = [];
   rules.forEach((rule, i) => {
-    if (!rule.when.every((condition) => holds(condition, args))) return;
+    const outcomes = rule.when.map((condition) => holds(condition, args));
+    if (outcomes.includes(false)) return;
+    const unclear = rule.when[outcomes.indexOf(INDETERMINATE)];
     const id = rule.id ?? `rule-${i}`;
+    const why = unclear ? { pointer: `/arguments${unclear.pointer}` } : {};
+    const notNumber = unclear ? ` (${unclear.pointer} must be a number to compare with "${unclear.op}")` : '';
     if (rule.deny) {
-      violations.push({ rule: id, message: rule.message ?? `denied by policy rule ${id}`, missingScopes: [] });
+      violations.push({ rule: id, message: `${rule.message ?? `denied by policy rule ${id}`}${notNumber}`, missingScopes: [], ...why });
       return;
     }
     const missing = (rule.require_scopes ?? []).filter((scope) => !scopes.includes(scope));
-    if (missing.length > 0) violations.push({ rule: id, message: rule.message ?? `policy rule ${id} requires more scopes`, missingScopes: missing });
+    if (missing.length > 0) violations.push({ rule: id, message: `${rule.message ?? `policy rule ${id} requires more scopes`}${notNumber}`, missingScopes: missing, ...why });
   });
   return violations;
 }

@@ -3,9 +3,10 @@ import type { Static } from 'typebox';
 
 import { holdsAll, type Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
+import { AppError } from '../errors.js';
 import { GroupedCalls } from '../grouped-calls.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
-import { exceedsDepth } from '../tools/validation.js';
+import { exceedsDepth, textProblems } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
 import { evaluatePolicy } from './policy.js';
 import { findForDecisions, recordDecisions, type ToolForDecision, type ToolKey } from './repository.js';
@@ -78,6 +79,11 @@ export class AuthorizeService {
   }
 
   async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
+    // Before the database: a NUL or an unpaired surrogate reads differently to every parser (a
+    // gateway may drop it, so "root\ud800" would pass an `in ["root"]` rule and run as root), and
+    // in a key it would reach the audit entry's pointers, which PostgreSQL cannot store.
+    const unreadable = textProblems(input.arguments, '/arguments', { controls: false });
+    if (unreadable.length > 0) throw new AppError('validation_failed', 'request body is invalid', unreadable.map((detail) => ({ ...detail, in: 'body' as const })));
     const row = await this.reads.call({ tenantId: principal.tenant, name: input.tool });
     const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
     let cached = false;
@@ -126,7 +132,7 @@ export class AuthorizeService {
     // Rules read argument values, so they run only on arguments the schema accepted.
     if (invalid.length === 0) {
       for (const violation of evaluatePolicy(row.policy, input.arguments, principal.scopes)) {
-        reasons.push({ code: 'policy_denied', message: violation.message });
+        reasons.push({ code: 'policy_denied', message: violation.message, ...(violation.pointer ? { pointer: violation.pointer } : {}) });
       }
     }
     return { reasons, cached };

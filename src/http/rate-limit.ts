@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 
 /** The buckets a principal spends: each has its own per-minute limit in the configuration. */
-export type RateLimitGroup = 'discover' | 'authorize' | 'mcp';
+export type RateLimitGroup = 'discover' | 'authorize' | 'mcp' | 'publish';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,6 +30,9 @@ export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   'POST /v1/discover': 'discover',
   'POST /v1/authorize': 'authorize',
   'POST /mcp': 'mcp',
+  // Publishing compiles the publisher's schemas in the event loop, dry runs included.
+  'POST /v1/tools': 'publish',
+  'PUT /v1/tools/:name': 'publish',
 };
 
 const WINDOW_MS = 60_000;
@@ -67,8 +70,8 @@ function addPreHandler(route: RouteOptions, hook: preHandlerHookHandler): void {
 }
 
 /**
- * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize
- * and MCP. Register before the routes it covers. A 429 carries Retry-After and the contract's
+ * Per-principal rate limits (@fastify/rate-limit, in-memory per replica) on discovery, authorize,
+ * MCP and publishing. Register before the routes it covers. A 429 carries Retry-After and the contract's
  * error body with code `rate_limited`. Discovery has one budget per principal whatever the door
  * (issue 32, finding 9: REST and MCP find_tools each had their own): the `discover` routes and
  * `spendDiscovery` (called by find_tools) draw on one shared counter.
@@ -79,6 +82,7 @@ export default fp(
       discover: options.limits.discoverPerMinute,
       authorize: options.limits.authorizePerMinute,
       mcp: options.limits.mcpPerMinute,
+      publish: options.limits.publishPerMinute,
     };
     // Runs before @fastify/rate-limit's own onRoute hook, which reads config.rateLimit.
     app.addHook('onRoute', (route) => {

@@ -95,19 +95,29 @@ export function ambiguity(text: string, exactNumbers: boolean): AmbiguousJson | 
   return undefined;
 }
 
+// Fatal: Fastify's own string decoding would turn invalid bytes into U+FFFD silently, so the check
+// would read "root\uFFFD" where a gateway parsing the raw bytes leniently may read "root".
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Replaces the JSON parser of the routes in `app`'s scope with Fastify's own (prototype
- * poisoning still an error) plus a check that the body means one thing to every parser:
- * duplicate keys, and with `exactNumbers` numbers JSON.parse would round, are a 400 with the
- * pointer.
+ * poisoning still an error) plus a check that the body means one thing to every parser: bytes
+ * that are not UTF-8, duplicate keys, and with `exactNumbers` numbers JSON.parse would round, are
+ * a 400 with the pointer.
  */
 export function rejectDuplicateKeys(app: FastifyInstance, options: { exactNumbers?: boolean } = {}): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parse(request, body as string, (error, value) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+    let body: string;
+    try {
+      body = utf8.decode(raw as Buffer);
+    } catch {
+      return done(new AppError('validation_failed', 'request body is invalid', [{ pointer: '', message: 'must be valid UTF-8', in: 'body' }]), undefined);
+    }
+    parse(request, body, (error, value) => {
       if (error) return done(error, undefined);
-      const problem = ambiguity(body as string, options.exactNumbers ?? false);
+      const problem = ambiguity(body, options.exactNumbers ?? false);
       if (problem === undefined) return done(null, value);
       done(new AppError('validation_failed', 'request body is invalid', [{ ...problem, in: 'body' }]), undefined);
     });

@@ -40,7 +40,10 @@ describe('evaluatePolicy', () => {
     ['ne', 'x', { v: 'y' }, true],
     ['ne', 'x', {}, true],
     ['gte', 5, { v: 5 }, true],
-    ['lt', 5, { v: '4' }, false],
+    // A numeric op on a non-number applies (fail closed, issue 32 finding 7): a rule cannot be sidestepped by the type.
+    ['lt', 5, { v: '4' }, true],
+    ['gt', 5, { v: [9] }, true],
+    ['gte', 5, {}, false],
     ['lte', 5, { v: 5 }, true],
     ['not_in', [1, 2], { v: 3 }, true],
     ['exists', undefined, { v: null }, true],

@@ -7,12 +7,13 @@ import errorHandler from '../../src/http/error-handler.js';
 import principalRateLimit from '../../src/http/rate-limit.js';
 import { call, useApp } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
+import { toolDocument } from '../helpers/fixtures.js';
 import { token, uniqueTenant } from '../helpers/tokens.js';
 
 /** Per-principal limits: discovery and MCP through the real app, authorize through a stand-in route. */
 forEachDatabase((db) => {
   describe('rate limiting per principal', () => {
-    const ctx = useApp(db, { RATE_LIMIT_DISCOVER_PER_MINUTE: '3', RATE_LIMIT_MCP_PER_MINUTE: '2', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '2' });
+    const ctx = useApp(db, { RATE_LIMIT_DISCOVER_PER_MINUTE: '3', RATE_LIMIT_MCP_PER_MINUTE: '2', RATE_LIMIT_AUTHORIZE_PER_MINUTE: '2', RATE_LIMIT_PUBLISH_PER_MINUTE: '2' });
     const tenant = uniqueTenant('rl');
     const discover = (tokenValue: string) => call(ctx.app, 'POST', '/v1/discover', { token: tokenValue, body: { query: 'refund an invoice' } });
 
@@ -35,6 +36,21 @@ forEachDatabase((db) => {
       expect(body.error.code).toBe('rate_limited');
       expect(body.error.message).toMatch(/3 requests per minute/);
       expect(body.error.request_id).toBe(limited.headers['x-request-id']);
+    });
+
+    it('gives publishing, dry runs included, its own budget per principal (issue 32, finding 5)', async () => {
+      const publisher = await token({ tenant, sub: 'busy-publisher', scopes: ['registry:publish'] });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        statuses.push((await call(ctx.app, 'POST', '/v1/tools?dry_run=true', { token: publisher, body: toolDocument({ name: `dry_${i}` }) })).statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+      // PUT spends a budget of the same size (the limiter counts per route).
+      const puts: number[] = [];
+      for (let i = 0; i < 3; i += 1) puts.push((await call(ctx.app, 'PUT', '/v1/tools/dry_0?dry_run=true', { token: publisher, body: toolDocument({ name: 'dry_0' }) })).statusCode);
+      expect(puts).toEqual([404, 404, 429]);
+      const other = await token({ tenant, sub: 'other-publisher', scopes: ['registry:publish'] });
+      expect((await call(ctx.app, 'POST', '/v1/tools?dry_run=true', { token: other, body: toolDocument({ name: 'dry_x' }) })).statusCode).toBe(200);
     });
 
     it('keeps separate budgets per subject and per tenant', async () => {
@@ -105,7 +121,7 @@ describe('rate limiting of POST /v1/authorize', () => {
         return { tenant: 't', subject: value, scopes: [] };
       },
     });
-    await app.register(principalRateLimit, { limits: { discoverPerMinute: 100, authorizePerMinute: 2, mcpPerMinute: 100 } });
+    await app.register(principalRateLimit, { limits: { discoverPerMinute: 100, authorizePerMinute: 2, mcpPerMinute: 100, publishPerMinute: 100 } });
     await app.register(async (api) => {
       api.addHook('onRequest', api.authenticate);
       api.post('/v1/authorize', async () => ({ decision: 'allow' }));

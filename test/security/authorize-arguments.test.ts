@@ -41,6 +41,16 @@ forEachDatabase((db) => {
         ],
       });
       expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: transfer })).statusCode).toBe(201);
+      // The schema types nothing: a rule must not be sidestepped by sending "900" or [900].
+      const untyped = toolDocument({
+        name: 'untyped_refund',
+        parameters: { type: 'object', properties: { amount: { description: 'how much' }, account: { description: 'whose' } } },
+        policy: [
+          { id: 'big', when: [{ pointer: '/amount', op: 'gt', value: 500 }], deny: true },
+          { id: 'no-root', when: [{ pointer: '/account', op: 'in', value: ['root'] }], deny: true },
+        ],
+      });
+      expect((await call(ctx.app, 'POST', '/v1/tools', { token: publisher, body: untyped })).statusCode).toBe(201);
     });
 
     const decide = async (args: string) => {
@@ -78,6 +88,45 @@ forEachDatabase((db) => {
         expect(res.statusCode, amount).toBe(200);
         expect(res.json().decision, amount).toBe(decision);
       }
+    });
+
+    it('denies a numeric rule on a value that is not a number, naming the pointer (issue 32, finding 7)', async () => {
+      for (const amount of ['"900"', '[900]', '{"n":900}', 'true', '"40"']) {
+        const res = await rawJson(ctx.app, 'POST', '/v1/authorize', agent, `{"tool":"untyped_refund","arguments":{"amount":${amount}}}`);
+        expect(res.statusCode, amount).toBe(200);
+        expect(res.json(), amount).toMatchObject({ decision: 'deny', reasons: [{ code: 'policy_denied', pointer: '/arguments/amount', message: expect.stringContaining('must be a number') }] });
+      }
+      for (const args of ['{"amount":40}', '{"account":"alice"}', '{}']) {
+        const res = await rawJson(ctx.app, 'POST', '/v1/authorize', agent, `{"tool":"untyped_refund","arguments":${args}}`);
+        expect(res.json().decision, args).toBe('allow');
+      }
+    });
+
+    it('refuses NUL and unpaired surrogates in argument values and keys, nested, with the path (issue 32, finding 8)', async () => {
+      // "root\ud800" used to slip past `in ["root"]`; a NUL key reached the audit entry's pointers.
+      for (const [args, pointer] of [
+        ['{"account":"root\\ud800"}', '/arguments/account'],
+        ['{"account":"root\\udc00x"}', '/arguments/account'],
+        ['{"account":"root\\u0000"}', '/arguments/account'],
+        ['{"a\\u0000b":1}', '/arguments/a\u0000b'],
+        ['{"amount":{"deep":["ok",{"k\\ud800":"v"}]}}', '/arguments/amount/deep/1/k\ud800'],
+      ] as const) {
+        const res = await rawJson(ctx.app, 'POST', '/v1/authorize', agent, `{"tool":"untyped_refund","arguments":${args}}`);
+        expectCleanError(res, 400);
+        expect(res.json().error.details, args).toEqual([expect.objectContaining({ pointer, in: 'body', message: expect.stringContaining('NUL or unpaired surrogates') })]);
+      }
+      // A well-formed pair and other control characters are still arguments like any other.
+      for (const account of ['"root\\ud83d\\ude00"', '"tab\\there\\u001b[0m"']) {
+        const res = await rawJson(ctx.app, 'POST', '/v1/authorize', agent, `{"tool":"untyped_refund","arguments":{"account":${account}}}`);
+        expect(res.json().decision, account).toBe('allow');
+      }
+    });
+
+    it('refuses a body that is not valid UTF-8 instead of reading U+FFFD into it (issue 32, finding 8)', async () => {
+      const payload = Buffer.concat([Buffer.from('{"tool":"untyped_refund","arguments":{"account":"root'), Buffer.from([0xff]), Buffer.from('"}}')]);
+      const res = await ctx.app.inject({ method: 'POST', url: '/v1/authorize', headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' }, payload });
+      expectCleanError(res, 400);
+      expect(res.json().error.details).toEqual([expect.objectContaining({ message: 'must be valid UTF-8', in: 'body' })]);
     });
   });
 });

@@ -88,13 +88,12 @@ forEachDatabase((db) => {
       await stillServes();
     });
 
-    it('rejects catastrophic patterns at registration with a pointer, quickly', async () => {
-      const started = performance.now();
+    it('refuses patterns RE2 cannot match in linear time (backreferences, lookaround) at registration, naming the pointer', async () => {
       for (const [pattern, where] of [
-        ['^(a+)+$', 'pattern'],
-        ['^(\\w+\\s?)*$', 'pattern'],
-        ['^(a|aa)+$', 'pattern'],
-        ['(x+x+)+y', 'patternProperties'],
+        ['^(a)\\1$', 'pattern'],
+        ['^(?!\\.)[a-z.]+$', 'pattern'],
+        ['(?<=\\$)\\d+', 'pattern'],
+        ['^(?<q>a)\\k<q>$', 'patternProperties'],
       ] as const) {
         const parameters =
           where === 'pattern'
@@ -104,24 +103,34 @@ forEachDatabase((db) => {
         expect(error.details.map((d) => d.pointer)).toContain(
           where === 'pattern' ? '/parameters/properties/code/pattern' : `/parameters/patternProperties/${pattern}`,
         );
-        expect(error.details.find((d) => /pattern/.test(d.pointer))!.message).toMatch(/unsafe|catastrophic|backtracking/i);
+        expect(error.details.find((d) => /pattern/.test(d.pointer))!.message).toMatch(/linear time/);
       }
-      expect(performance.now() - started).toBeLessThan(10_000);
     });
 
-    it("still accepts common safe patterns, zod's email pattern included", async () => {
-      const email = "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$";
+    it('accepts the patterns that backtrack catastrophically and answers authorize on 10,000 characters (issue 32, finding 1)', async () => {
       const tenant = uniqueTenant('safe-patterns');
       const tk = await token({ tenant, scopes: [PUBLISH] });
-      const properties = Object.fromEntries(
-        [email, '^[a-z0-9_-]{3,32}$', '^(\\d+\\.)+\\d+$', '^([a-z]+,)*[a-z]+$', '^(foo|bar)$', '^\\+?[0-9 ()-]{7,20}$'].map((pattern, i) => [`p${i}`, { type: 'string', pattern }]),
-      );
+      const patterns = ['^.*.*.*.*x$', '^(a+)+$', '^(a|aa)+$', '^[a-z0-9_-]{3,32}$', '^(\\d+\\.)+\\d+$', '^([a-z]+,)*[a-z]+$', '^(foo|bar)$', '^\\+?[0-9 ()-]{7,20}$'];
+      const properties = Object.fromEntries(patterns.map((pattern, i) => [`p${i}`, { type: 'string', pattern }]));
       const res = await call(t.app, 'POST', '/v1/tools', { token: tk, body: toolDocument({ name: 'patterns', parameters: { type: 'object', properties } }) });
       expect(res.statusCode, res.body).toBe(201);
-      const started = performance.now();
-      const evil = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'patterns', arguments: { p0: `${'a'.repeat(5000)}@${'a-'.repeat(2000)}!` } } });
-      expect(evil.json().decision).toBe('deny');
-      expect(performance.now() - started).toBeLessThan(5_000);
+      // On the backtracking engine the first alone took 37.6 s at 600 characters; no timing is
+      // asserted here (scripts/attack-replay.ts measures it): a hang would time the test out.
+      for (const [i, input] of [[0, 'a'.repeat(10_000)], [1, `${'a'.repeat(9_999)}b`], [2, `${'a'.repeat(9_999)}b`]] as const) {
+        const evil = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'patterns', arguments: { [`p${i}`]: input } } });
+        expect(evil.json()).toMatchObject({ decision: 'deny', reasons: [{ code: 'invalid_arguments', pointer: `/arguments/p${i}` }] });
+      }
+      const good = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'patterns', arguments: { p0: `${'a'.repeat(9_999)}x`, p3: 'abc', p4: '1.2.3', p6: 'foo' } } });
+      expect(good.json().decision).toBe('allow');
+    });
+
+    it('refuses a schema with more patterns than the limit, naming the limit, on a dry run too (issue 32, finding 5)', async () => {
+      const properties = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^(a|b|c)*${'x'.repeat(200)}${i}$` }]));
+      const tenant = uniqueTenant('many-patterns');
+      const res = await call(t.app, 'POST', '/v1/tools?dry_run=true', { token: await token({ tenant, scopes: [PUBLISH] }), body: toolDocument({ parameters: { type: 'object', properties } }) });
+      expectCleanError(res, 400);
+      expect(await tenantFootprint(db.database, tenant)).toEqual(EMPTY);
+      expect((res.json().error as { details: unknown[] }).details).toContainEqual(expect.objectContaining({ message: expect.stringContaining('at most 128 patterns') }));
     });
 
     it('keeps /v1/authorize from hanging on a catastrophic pattern already stored before the check existed', async () => {
@@ -129,7 +138,7 @@ forEachDatabase((db) => {
       const tk = await token({ tenant, scopes: [PUBLISH] });
       expect((await call(t.app, 'POST', '/v1/tools', { token: tk, body: toolDocument({ name: 'coded' }) })).statusCode).toBe(201);
       // Simulate a row stored by an older release: patch the stored parameters directly.
-      const evil = { type: 'object', properties: { code: { type: 'string', pattern: '^(a+)+$' } } };
+      const evil = { type: 'object', properties: { code: { type: 'string', pattern: '^(a)\\1+$' } } };
       await db.database.db.execute(
         `update tools set document = jsonb_set(document, '{parameters}', '${JSON.stringify(evil)}'::jsonb), revision = revision + 1 where tenant_id = '${tenant}'`,
       );

@@ -85,6 +85,17 @@ describe('on PGlite in-process (token checks never reach the database: one leg i
       }
     });
 
+    it('refuses jku, x5u, jwk, x5c and cty headers even when the token is signed with the right key (issue 32, finding 12)', async () => {
+      const url = 'http://127.0.0.1:9/jwks.json';
+      const jwk = { kty: 'oct', k: Buffer.from(TEST_SECRET).toString('base64url') };
+      for (const extra of [{ jku: url }, { x5u: url }, { jwk }, { x5c: ['MIIB'] }, { cty: 'json' }, { cty: 'JWT' }]) {
+        const res = await call(t.app, 'GET', '/v1/tools', { token: hs256({ alg: 'HS256', ...extra }, claims()) });
+        expect(res.statusCode, JSON.stringify(extra)).toBe(401);
+        expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+        expect(res.json().error.message).toContain(`token header '${Object.keys(extra)[0]}' is not accepted`);
+      }
+    });
+
     it('applies the 30 s clock tolerance: exp and nbf inside it pass, beyond it fail', async () => {
       const within = [{ exp: now() - 10 }, { nbf: now() + 10 }];
       const beyond = [{ exp: now() - 120 }, { nbf: now() + 120 }, { iat: now() + 3600 * 24 * 365, exp: now() - 31 }];
