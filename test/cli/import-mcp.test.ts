@@ -72,7 +72,7 @@ describe('tool-registry import-mcp (stdio fixture server, PGlite in-process)', (
     const rerun = await cli(args, env);
     expect(rerun.code).toBe(0);
     expect(rerun.stdout).toMatch(/5 documents: created 0, updated 0, unchanged 5, failed 0/);
-  });
+  }, 30_000);
 
   it('has no --strict flag any more: nothing is filled in to opt out of', async () => {
     const run = await cli(['import-mcp', '--command', COMMAND, '--strict'], {});
