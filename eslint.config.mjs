@@ -15,7 +15,7 @@ const LAYERS = [
   ['http'],
   ['audit'],
   ['tools'],
-  ['embedding', 'authorize'],
+  ['embedding', 'authorize', 'settings'],
   ['discovery', 'learning'],
   ['metrics', 'mcp', 'ui', 'bootstrap', 'services'],
   ['app'],

@@ -28,6 +28,7 @@ import resourceMetadataRoutes from './mcp/resource-metadata.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import { createServices, type Services } from './services.js';
+import settingsRoutes from './settings/routes.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import { VERSION } from './version.js';
@@ -175,6 +176,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(authorizeRoutes, { authorize: services.authorize });
     await api.register(auditRoutes, { audit: services.audit });
     await api.register(learningRoutes, { learning });
+    await api.register(settingsRoutes, { settings: services.settings });
   });
   await app.register(async (scope) => {
     scope.addHook('onRequest', whileBusy);

@@ -17,6 +17,7 @@ import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import { updateLearnedText } from './learning/repository.js';
 import { LearningService } from './learning/service.js';
+import { SettingsService } from './settings/service.js';
 import { ToolService } from './tools/service.js';
 import { TokenCostBackfill } from './tools/token-backfill.js';
 
@@ -43,6 +44,7 @@ export interface Services {
   authorize: AuthorizeService;
   learning: LearningService;
   audit: AuditService;
+  settings: SettingsService;
   /** Background vector maintenance; undefined without an embedder. */
   indexer: EmbeddingIndexer | undefined;
   queryEmbeddings: QueryEmbeddings | undefined;
@@ -71,7 +73,13 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     : undefined;
   const reindex = () => indexer?.notify();
   // A new version may change whether its learned aliases need approval: re-apply the rule.
-  const tools = new ToolService(db, reads, async (tx, row) => void (await updateLearnedText(tx, row.id, config.learning)));
+  const settings = new SettingsService(db);
+  const tools = new ToolService(
+    db,
+    reads,
+    async (tx, row) => void (await updateLearnedText(tx, row.id, config.learning)),
+    (executor, tenantId) => settings.warningsAsErrors(executor, tenantId),
+  );
   // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
   tools.onChange(reindex);
   const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
@@ -109,6 +117,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     authorize,
     learning,
     audit: new AuditService(reads),
+    settings,
     indexer,
     queryEmbeddings,
     shortlists,

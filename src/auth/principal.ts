@@ -7,6 +7,9 @@ export interface Principal {
 
 export const PUBLISH_SCOPE = 'registry:publish';
 
+/** Tenant-wide administration (settings such as warnings_as_errors). */
+export const ADMIN_SCOPE = 'registry:admin';
+
 /** Publishers manage (and so see) every tool of their tenant. */
 export function isPublisher(principal: Principal): boolean {
   return principal.scopes.includes(PUBLISH_SCOPE);

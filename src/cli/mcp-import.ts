@@ -27,15 +27,13 @@ export interface MappingOptions {
   sensitivity?: 'low' | 'medium' | 'high';
   /** Longest description the registry accepts (MAX_DESCRIPTION_LENGTH, default 1024): longer ones are cut, the original kept in `x-mcp.description`. */
   maxDescription?: number;
-  /** Leave required parameters without a description as they are (the registry will reject them). */
-  strict?: boolean;
   /** Name of the MCP server (kept in `x-mcp`). */
   serverName?: string;
 }
 
 export interface MappedTool {
   document: ToolDocument;
-  /** Repairs made so the document registers (e.g. a filled-in parameter description). */
+  /** Repairs made so the document registers (e.g. a misspelt keyword kept as an `x-` annotation). */
   notes: string[];
 }
 
@@ -138,9 +136,10 @@ function parentOf(root: Record<string, unknown>, pointer: string, prefix: string
 }
 
 /**
- * Makes a schema registrable without changing what it validates: keywords the registry does not
- * know (they validate nothing) are kept as `x-` annotations; unknown formats (annotations too)
- * are dropped. Every repair is noted with its pointer.
+ * Makes a schema registrable without changing what it validates: only what the registry refuses
+ * is touched. Misspelt keywords (they validate nothing) are kept as `x-` annotations and misspelt
+ * formats (annotations too) are dropped; other unknown keywords and formats register as published,
+ * with a warning from the registry. Every repair is noted with its pointer.
  */
 export function repairSchema(schema: Record<string, unknown>, prefix: string, notes: string[]): void {
   const ajv = ajvFor(schema);
@@ -148,7 +147,7 @@ export function repairSchema(schema: Record<string, unknown>, prefix: string, no
     notes.push(`${prefix}: dropped unsupported $schema ${JSON.stringify(schema.$schema)} (validated as draft 2020-12)`);
     delete schema.$schema;
   }
-  for (const { pointer } of unknownSchemaKeywords(schema, prefix, ajvFor(schema)!)) {
+  for (const { pointer } of unknownSchemaKeywords(schema, prefix, ajvFor(schema)!).filter((f) => f.typo)) {
     const at = parentOf(schema, pointer, prefix);
     if (!at) continue;
     if (at.key === 'format') {
@@ -162,21 +161,14 @@ export function repairSchema(schema: Record<string, unknown>, prefix: string, no
   }
 }
 
-/** Copies the input schema, describing required parameters that lack one (unless strict). */
-function parametersOf(tool: Tool, strict: boolean, notes: string[]): Record<string, unknown> {
+/**
+ * The input schema as the server published it: parameters without descriptions are kept as they
+ * are (the registry accepts them and reports a warning for each), never described with invented text.
+ */
+function parametersOf(tool: Tool, notes: string[]): Record<string, unknown> {
   const schema = structuredClone(tool.inputSchema) as Record<string, unknown>;
   if (schema.type === undefined) schema.type = 'object';
   repairSchema(schema, '/parameters', notes);
-  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-  if (!strict) {
-    for (const key of required) {
-      const property = properties[key];
-      if (!property || (typeof property.description === 'string' && property.description.trim() !== '')) continue;
-      property.description = typeof property.title === 'string' && property.title.trim() !== '' ? property.title : humanize(key);
-      notes.push(`described required parameter '${key}'`);
-    }
-  }
   return schema;
 }
 
@@ -223,7 +215,7 @@ export function mapMcpTool(tool: Tool, options: MappingOptions): MappedTool {
     required_scopes: scopes,
     sensitivity,
     side_effects: sideEffects,
-    parameters: parametersOf(tool, options.strict ?? false, notes),
+    parameters: parametersOf(tool, notes),
     ...(returns ? { returns } : {}),
     'x-mcp': { server: options.serverName ?? null, tool: tool.name, ...(title ? { title } : {}), annotations, ...(description !== original ? { description: original } : {}) },
   };

@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 
 import type { SchemaFormat, SearchMode } from '../../clients/typescript/src/index.js';
 import { RegistryError } from '../../clients/typescript/src/index.js';
+import { toolWarnings } from '../tools/warnings.js';
 import { VERSION } from '../version.js';
 import { benchUnavailable, runBench } from './bench.js';
 import { formatDiscovery } from './discover.js';
@@ -14,7 +15,7 @@ import { loadDocuments } from './documents.js';
 import { EXIT, type ExitCode, exitCodeFor, exitCodeOf } from './exit-codes.js';
 import { clientFrom, type CliIo, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
 import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
-import { progressBar, pushAll, type PushOutcome, pushSummary, pushTotals, waitForIndexing } from './push.js';
+import { progressBar, pushAll, type PushOutcome, pushSummary, pushTotals, waitForIndexing, warningLines } from './push.js';
 
 /** Documents at or above this count get a progress bar (on a terminal). */
 const PROGRESS_THRESHOLD = 10;
@@ -98,6 +99,7 @@ async function pushAndReport(io: CliIo, state: State, flags: PushFlags, loaded: 
   const { outcomes, authFailure } = result;
   if (flags.wait && !flags.dryRun && !authFailure) await waitForIndexing(client, outcomes, flags.waitTimeout * 1000);
   state.exitCode = pushExitCode(outcomes, authFailure !== undefined);
+  io.stderr(warningLines(outcomes));
   if (flags.json) {
     const report = { dry_run: flags.dryRun ?? false, exit_code: state.exitCode, totals: pushTotals(outcomes), outcomes, ...(authFailure ? { error: authFailure.error.describe() } : {}) };
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -238,20 +240,19 @@ export function createProgram(io: CliIo, state: State): Command {
       .option('--category <category>', 'category of the imported tools')
       .option('--tags <tags>', 'extra tags (comma separated); "mcp" is always added')
       .addOption(new Option('--sensitivity <level>', 'override the sensitivity inferred from annotations').choices(['low', 'medium', 'high']))
-      .option('--strict', 'do not fill in missing descriptions of required parameters')
       .option('--max-description <n>', 'the registry\'s MAX_DESCRIPTION_LENGTH: longer descriptions are cut (the original kept in x-mcp)', integer(16, 100_000), 1024)
       .option('--out <file>', 'write the documents to this .json/.yaml file instead of pushing'),
   );
   withPushOptions(program.commands.at(-1)!)
     .addHelpText(
       'after',
-      '\nMapping: name -> prefix+name, description, inputSchema -> parameters, outputSchema -> returns,\nreadOnlyHint -> side_effects false, destructiveHint -> side_effects true (and sensitivity medium);\nthe original name, title and every annotation are kept in x-mcp (the mcp format renders them back).\nEvery change made to a tool is listed on stderr with its reason. Exit codes as for push.',
+      '\nMapping: name -> prefix+name, description, inputSchema -> parameters, outputSchema -> returns,\nreadOnlyHint -> side_effects false, destructiveHint -> side_effects true (and sensitivity medium);\nthe original name, title and every annotation are kept in x-mcp (the mcp format renders them back).\nSchemas are kept as the server published them: a parameter without a description is not described,\nthe registry reports it as a warning (printed on stderr, one line each). Only what the registry refuses\nis changed (a misspelt keyword or format, an over-long description), each change listed on stderr\nwith its reason. Exit codes as for push.',
     )
     .action(
     async (
       flags: ConnectionFlags & {
         command?: string; url?: string; header?: string[]; env?: string[]; cwd?: string; prefix: string; scopes?: string; version?: string;
-        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; strict?: boolean; out?: string; maxDescription: number;
+        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; out?: string; maxDescription: number;
       } & PushFlags,
     ) => {
       if (Boolean(flags.command) === Boolean(flags.url)) throw new CliError('give exactly one of --command (stdio) or --url (streamable HTTP)');
@@ -270,7 +271,6 @@ export function createProgram(io: CliIo, state: State): Command {
           category: flags.category,
           tags: words(flags.tags),
           sensitivity: flags.sensitivity,
-          strict: flags.strict,
           maxDescription: flags.maxDescription,
           serverName: server?.name,
         }),
@@ -282,6 +282,8 @@ export function createProgram(io: CliIo, state: State): Command {
         const documents = mapped.map((m) => m.document);
         const text = /\.ya?ml$/i.test(extname(flags.out)) ? toYaml(documents) : `${JSON.stringify(documents, null, 2)}\n`;
         await writeFile(flags.out, text);
+        // No registry was asked: the same warnings, computed here from the written documents.
+        io.stderr(warningLines(documents.map((document) => ({ name: document.name, warnings: toolWarnings(document) }))));
         io.stdout(`wrote ${documents.length} documents to ${flags.out}\n`);
         return;
       }

@@ -1,6 +1,6 @@
 import { SingleBar } from 'cli-progress';
 
-import { type IndexStatus, type RegistryClient, RegistryError, type ToolDocument } from '../../clients/typescript/src/index.js';
+import { type IndexStatus, type RegistryClient, RegistryError, type ToolDocument, type ToolWarning } from '../../clients/typescript/src/index.js';
 import type { LoadedDocument } from './documents.js';
 import { renderTable } from './table.js';
 
@@ -30,6 +30,8 @@ export interface PushOutcome {
   index_status?: IndexStatus;
   /** What was changed in the document before pushing, and why (import-mcp's repairs). */
   notes?: string[];
+  /** The registry's warnings about the pushed tool (what makes it harder to find or call). */
+  warnings?: ToolWarning[];
 }
 
 export interface PushOptions {
@@ -64,22 +66,23 @@ const WOULD: Record<'created' | 'updated' | 'restored', PushAction> = { created:
  */
 export async function pushDocument(client: RegistryClient, doc: ToolDocument, options: PushOptions = {}): Promise<Omit<PushOutcome, 'source'>> {
   const base = { name: doc.name, version: String(doc.version) };
+  const warned = (warnings: ToolWarning[] | undefined) => (warnings && warnings.length > 0 ? { warnings } : {});
   const current = await client.findTool(doc.name);
   if (!current) {
     if (options.dryRun) {
-      await client.dryRunCreate(doc);
-      return { ...base, action: 'would create', detail: '' };
+      const plan = await client.dryRunCreate(doc);
+      return { ...base, action: 'would create', detail: '', ...warned(plan.warnings) };
     }
     const created = await client.createTool(doc);
-    return { ...base, action: 'created', detail: `revision ${created.tool.revision}` };
+    return { ...base, action: 'created', detail: `revision ${created.tool.revision}`, ...warned(created.tool.warnings) };
   }
   const plan = await client.dryRunUpdate(doc.name, doc, { ifMatch: current.etag });
-  if (plan.outcome === 'unchanged' || plan.outcome === 'created') return { ...base, action: 'unchanged', detail: '' };
+  if (plan.outcome === 'unchanged' || plan.outcome === 'created') return { ...base, action: 'unchanged', detail: '', ...warned(plan.warnings) };
   const detail = `${current.tool.version} -> ${doc.version} (${plan.changes.join(', ')})`;
-  if (options.dryRun) return { ...base, action: WOULD[plan.outcome], detail, changes: plan.changes };
+  if (options.dryRun) return { ...base, action: WOULD[plan.outcome], detail, changes: plan.changes, ...warned(plan.warnings) };
   const updated = await client.updateTool(doc.name, doc, { ifMatch: current.etag });
-  if (updated.tool.revision === current.tool.revision) return { ...base, action: 'unchanged', detail: 'no-op on the server' };
-  return { ...base, action: plan.outcome, detail, changes: plan.changes };
+  if (updated.tool.revision === current.tool.revision) return { ...base, action: 'unchanged', detail: 'no-op on the server', ...warned(updated.tool.warnings) };
+  return { ...base, action: plan.outcome, detail, changes: plan.changes, ...warned(updated.tool.warnings) };
 }
 
 /**
@@ -159,6 +162,11 @@ export function pushSummary(outcomes: PushOutcome[]): string {
   const totals = Object.entries(pushTotals(outcomes)).map(([action, count]) => `${action} ${count}`);
   const failures = outcomes.filter((o) => o.action === 'failed').map((o) => `  ${o.name || '-'} (${o.source}): ${o.detail}`);
   return `${table}${failures.length > 0 ? `\nfailures:\n${failures.join('\n')}\n` : ''}\n${outcomes.length} documents: ${totals.join(', ')}\n`;
+}
+
+/** One stderr line per warning: tool, pointer, message (stdout keeps the table or the JSON). */
+export function warningLines(outcomes: Pick<PushOutcome, 'name' | 'warnings'>[]): string {
+  return outcomes.flatMap((o) => (o.warnings ?? []).map((w) => `warning: ${o.name} ${w.pointer}: ${w.message}\n`)).join('');
 }
 
 /** A progress bar on stderr for long runs on a terminal; a no-op otherwise. */

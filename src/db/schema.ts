@@ -131,3 +131,13 @@ export const catalogRevisions = pgTable('catalog_revisions', {
   tenantId: text('tenant_id').primaryKey(),
   revision: bigint('revision', { mode: 'number' }).notNull(),
 });
+
+/** A tenant's settings (migration 0017); no row means every default. */
+export const tenantSettings = pgTable('tenant_settings', {
+  tenantId: text('tenant_id').primaryKey(),
+  warningsAsErrors: text('warnings_as_errors').array().notNull().default([]),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedBy: text('updated_by'),
+});
+
+export type TenantSettingsRow = typeof tenantSettings.$inferSelect;

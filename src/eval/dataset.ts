@@ -63,33 +63,17 @@ type JsonObject = Record<string, unknown>;
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * A registrable document for a dataset tool. Real-world schemas often break the registry's
- * publishing rules (a required parameter without a description, a non-object root); the eval
- * measures retrieval, so such gaps are filled minimally and counted, never silently.
+ * The registry document of a dataset tool, registered as published: parameters without
+ * descriptions stay so (the registry accepts them with warnings), so the eval measures the catalog
+ * users import. Only a non-object parameters root, which the registry refuses, is wrapped, and
+ * counted.
  */
 export function toToolDocument(tool: DatasetTool): { document: JsonObject; repairs: string[] } {
   const repairs: string[] = [];
   let parameters: JsonObject = isObject(tool.parameters) ? structuredClone(tool.parameters) : {};
   if (parameters.type !== 'object') {
-    parameters = { type: 'object', properties: { input: { ...parameters, description: 'input' } } };
+    parameters = { type: 'object', properties: { input: parameters } };
     repairs.push('wrapped a non-object parameters root');
-  }
-  const stack: JsonObject[] = [parameters];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    const properties = isObject(node.properties) ? node.properties : {};
-    for (const name of Array.isArray(node.required) ? node.required : []) {
-      if (typeof name !== 'string') continue;
-      const property = properties[name];
-      if (!isObject(property)) {
-        properties[name] = { description: splitIdentifier(name) };
-        repairs.push(`defined required parameter ${name}`);
-      } else if (typeof property.description !== 'string' || property.description.trim() === '') {
-        property.description = splitIdentifier(name);
-        repairs.push(`described required parameter ${name}`);
-      }
-    }
-    for (const property of Object.values(properties)) if (isObject(property)) stack.push(property);
   }
   if (parameters.$schema !== undefined) delete parameters.$schema;
   return {

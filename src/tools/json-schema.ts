@@ -15,7 +15,9 @@ const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
 
 function makeAjv<T extends Ajv>(AjvClass: new (options: object) => T): T {
-  const ajv = new AjvClass({ allErrors: true, strict: false, validateFormats: true, code: { regExp: linearRegExp } });
+  // logger: false: an unknown format is accepted with a warning to the publisher (tools/warnings.ts),
+  // not logged to the service's console at every compilation.
+  const ajv = new AjvClass({ allErrors: true, strict: false, validateFormats: true, logger: false, code: { regExp: linearRegExp } });
   addFormats.default(ajv);
   return ajv;
 }
@@ -63,6 +65,11 @@ export function ajvFor(schema: Record<string, unknown>): Ajv | undefined {
   if (dialect === undefined || (typeof dialect === 'string' && DRAFT_2020.test(dialect))) return ajv2020;
   if (typeof dialect === 'string' && DRAFT_07.test(dialect)) return ajv07;
   return undefined;
+}
+
+/** Every supported dialect's (non-compiling) instance: what any draft the registry accepts knows. */
+export function dialectInstances(): Ajv[] {
+  return [ajv2020, ajv07];
 }
 
 /** Ajv errors as JSON-pointer details, prefixed with where the validated value sits. */

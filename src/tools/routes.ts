@@ -9,10 +9,11 @@ import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
 import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
-import { type LearnedAlias, ToolCard, ToolName, ToolView } from './schemas.js';
+import { type LearnedAlias, ToolCard, ToolName, ToolView,toolWarningsField } from './schemas.js';
 import { type ToolService, type WriteOutcome } from './service.js';
 import { textProblems, ToolValidator } from './validation.js';
-import { etagOf, type IndexStatus, toCard, toView } from './views.js';
+import { documentOf, etagOf, type IndexStatus, toCard, toView } from './views.js';
+import { type ToolWarning, toolWarnings } from './warnings.js';
 
 export interface ToolRoutesOptions {
   tools: ToolService;
@@ -33,6 +34,7 @@ const DryRunResult = Type.Object(
     outcome: Type.Enum(['created', 'updated', 'restored', 'unchanged'], { description: 'what the real call would do' }),
     changes: Type.Array(Type.String(), { description: 'top-level fields the call would change (empty when creating or unchanged)' }),
     etag: Type.String({ description: 'the ETag the tool would have' }),
+    warnings: toolWarningsField,
     // ToolView without its $id: a route may reference one $id once.
     tool: Type.Object(ToolView.properties, { additionalProperties: true }),
   },
@@ -40,8 +42,8 @@ const DryRunResult = Type.Object(
 );
 
 /** The body of a dry run's 200: what the real call would do, and the tool as it would be stored. */
-function dryRunReply(outcome: WriteOutcome, changes: string[], row: ToolRow) {
-  return { dry_run: true as const, outcome, changes, etag: etagOf(row), tool: toView(row) };
+function dryRunReply(outcome: WriteOutcome, changes: string[], row: ToolRow, warnings: ToolWarning[]) {
+  return { dry_run: true as const, outcome, changes, etag: etagOf(row), warnings, tool: toView(row) };
 }
 
 /**
@@ -94,9 +96,9 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
     },
     async (request, reply) => {
       const { dry_run: dryRun } = request.query;
-      const { row, etag } = await tools.register(request.principal, normalized(request.body), { dryRun });
-      if (dryRun) return reply.code(200).send(dryRunReply('created', [], row));
-      return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send(toView(row));
+      const { row, etag, warnings } = await tools.register(request.principal, normalized(request.body), { dryRun });
+      if (dryRun) return reply.code(200).send(dryRunReply('created', [], row, warnings));
+      return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send({ ...toView(row), warnings });
     },
   );
 
@@ -122,9 +124,9 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
         throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${name}')`, in: 'body' }]);
       }
       const { dry_run: dryRun } = request.query;
-      const { row, etag, outcome, changes } = await tools.replace(request.principal, name, doc, request.headers['if-match'], { dryRun });
-      if (dryRun) return reply.send(dryRunReply(outcome, changes, row));
-      return reply.header('etag', etag).send(toView(row));
+      const { row, etag, outcome, changes, warnings } = await tools.replace(request.principal, name, doc, request.headers['if-match'], { dryRun });
+      if (dryRun) return reply.send(dryRunReply(outcome, changes, row, warnings));
+      return reply.header('etag', etag).send({ ...toView(row), warnings });
     },
   );
 
@@ -148,7 +150,8 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
       // Learned aliases are publishers' material: never shown to callers who merely use the tool.
       if (!isPublisher(request.principal)) return toView(row);
       const [learned, indexStatus] = await Promise.all([options.learnedAliases(row.id), options.indexStatus(row.id)]);
-      return { ...toView(row), index_status: indexStatus, learned_aliases: learned };
+      // Computed on read from the stored document: a stored tool shows the current rules' warnings.
+      return { ...toView(row), index_status: indexStatus, learned_aliases: learned, warnings: toolWarnings(documentOf(row)) };
     },
   );
 

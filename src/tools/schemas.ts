@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 
 import { TOOL_NAME_PATTERN } from './document.js';
 import { PolicyRuleSchema } from './policy-rule.js';
+import { WARNING_CODES } from './warnings.js';
 
 /**
  * The wire shapes of a stored tool (card, full view, learned aliases), shared by every route that
@@ -52,6 +53,20 @@ export const LearnedAlias = Type.Object({
   last_seen: Type.String({ format: 'date-time' }),
 });
 
+export const ToolWarning = Type.Object(
+  {
+    code: Type.Enum([...WARNING_CODES], { description: 'stable code; a tenant may refuse chosen codes (PUT /v1/settings warnings_as_errors)' }),
+    pointer: Type.String({ description: 'JSON pointer into the tool document' }),
+    message: Type.String(),
+  },
+  { description: 'what makes the tool harder to find or call; the tool is stored regardless' },
+);
+
+const warningsField = (description: string) => Type.Array(ToolWarning, { description });
+
+/** `warnings` of a publish response, a dry run and a publisher's view: sorted by pointer, at most 100. */
+export const toolWarningsField = warningsField('what makes the tool harder to find or call, sorted by pointer, at most 100 (docs/tools.md)');
+
 export const ToolView = Type.Object(
   {
     ...cardFields,
@@ -62,6 +77,7 @@ export const ToolView = Type.Object(
     revision: Type.Integer(),
     created_at: Type.String({ format: 'date-time' }),
     learned_aliases: Type.Optional(Type.Array(LearnedAlias, { description: 'publishers only' })),
+    warnings: Type.Optional(warningsField('publishers only: what makes the tool harder to find or call, sorted by pointer, at most 100 (docs/tools.md)')),
     index_status: Type.Optional(
       Type.Enum(['pending', 'indexed', 'failed'], {
         description: 'publishers only: pending until the tool\'s vectors are current for the configured embedder (then it is searchable by meaning), failed while the last attempt failed (retried)',

@@ -13,6 +13,7 @@ import * as repo from './repository.js';
 import { searchTexts } from './search-text.js';
 import { tokenCosts } from './tokens.js';
 import { documentOf, etagOf } from './views.js';
+import { MAX_WARNINGS, type ToolWarning, toolWarnings } from './warnings.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
 export type ToolChangeListener = (row: ToolRow) => void;
@@ -23,10 +24,15 @@ export type ToolChangeListener = (row: ToolRow) => void;
  */
 export type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
 
+/** The warning codes a tenant refuses (its settings), read inside the publish's transaction. */
+export type WarningsAsErrors = (executor: Executor, tenantId: string) => Promise<readonly string[]>;
+
 export interface WriteResult {
   row: ToolRow;
   etag: string;
   changed: boolean;
+  /** What makes the published tool harder to find or call (none refused by the tenant's settings). */
+  warnings: ToolWarning[];
 }
 
 /** What a write did, or would do on a dry run. */
@@ -104,6 +110,25 @@ function nameConflict(name: string, existing: string | undefined): AppError {
   );
 }
 
+/** The most refused warnings one 400 lists (toolWarnings' own cap). */
+const MAX_REFUSED = MAX_WARNINGS;
+
+/**
+ * The 400 for warnings the tenant asked to refuse, or undefined: each detail names the pointer and
+ * the code, as `code: message`.
+ */
+async function refusedWarnings(executor: Executor, tenantId: string, doc: ToolDocument, asErrors: WarningsAsErrors): Promise<AppError | undefined> {
+  const codes = await asErrors(executor, tenantId);
+  if (codes.length === 0) return undefined;
+  const refused = toolWarnings(doc, Number.POSITIVE_INFINITY).filter((w) => codes.includes(w.code));
+  if (refused.length === 0) return undefined;
+  return new AppError(
+    'validation_failed',
+    `tool has warnings this tenant treats as errors (warnings_as_errors: ${[...new Set(refused.map((w) => w.code))].join(', ')})`,
+    refused.slice(0, MAX_REFUSED).map((w) => ({ pointer: w.pointer, message: `${w.code}: ${w.message}`, in: 'body' })),
+  );
+}
+
 /** The registry's rules for publishing, reading and retiring tools. */
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
@@ -112,11 +137,13 @@ export class ToolService {
    * @param db the primary: writes, and a publisher's reads (read-your-own-write after a publish)
    * @param reads other callers' reads and every listing (the read replica when configured)
    * @param onRewrite runs inside every publish transaction that writes a new row
+   * @param warningsAsErrors the tenant's refused warning codes (settings own them)
    */
   constructor(
     private readonly db: Db,
     private readonly reads: Executor = db,
     private readonly onRewrite: ToolRewriteHook = async () => undefined,
+    private readonly warningsAsErrors: WarningsAsErrors = async () => [],
   ) {}
 
   onChange(listener: ToolChangeListener): void {
@@ -134,6 +161,8 @@ export class ToolService {
       ({ row } = await writeTransaction(this.db, options.dryRun ?? false, async (tx) => {
         const clash = await repo.findNameClash(tx, principal.tenant, doc.name);
         if (clash !== undefined) throw nameConflict(doc.name, clash);
+        const refused = await refusedWarnings(tx, principal.tenant, doc, this.warningsAsErrors);
+        if (refused) throw refused;
         const inserted = await repo.insertTool(tx, {
           tenantId: principal.tenant,
           name: doc.name,
@@ -154,7 +183,7 @@ export class ToolService {
       throw error;
     }
     if (!options.dryRun) this.notify(row);
-    return { row, etag: etagOf(row), changed: true };
+    return { row, etag: etagOf(row), changed: true, warnings: toolWarnings(doc) };
   }
 
   /**
@@ -176,6 +205,9 @@ export class ToolService {
           { pointer: '/version', message: `must be greater than ${current.version}` },
         ]);
       }
+      // Only content that would be stored is held to the setting: an unchanged re-push stays a no-op.
+      const refused = await refusedWarnings(tx, principal.tenant, doc, this.warningsAsErrors);
+      if (refused) throw refused;
       const row = await repo.updateTool(tx, current.id, {
         ...columnsOf(doc),
         revision: current.revision + 1,
@@ -192,7 +224,7 @@ export class ToolService {
       return { row, changed: true, outcome: current.status === 'retired' ? 'restored' : 'updated', changes: current.status === 'retired' ? [...changes, 'status'] : changes };
     });
     if (result.changed && !options.dryRun) this.notify(result.row);
-    return { ...result, etag: etagOf(result.row) };
+    return { ...result, etag: etagOf(result.row), warnings: toolWarnings(doc) };
   }
 
   /** DELETE: retires a tool (kept in history, gone from discovery, denied by authorize). */

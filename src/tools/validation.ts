@@ -76,10 +76,13 @@ export class ToolValidator {
   }
 }
 
-/** Unknown keywords and formats (typos such as `minimun`), for a dialect the registry supports. */
+/**
+ * Misspelt keywords and formats (`minimun`), for a dialect the registry supports. Other unknown
+ * ones (`optional`, format `path`) are accepted and reported as warnings (warnings.ts).
+ */
 function keywordProblems(schema: JsonObject, pointer: string): ErrorDetail[] {
   const ajv = ajvFor(schema);
-  return ajv ? unknownSchemaKeywords(schema, pointer, ajv) : [];
+  return ajv ? unknownSchemaKeywords(schema, pointer, ajv).filter((f) => f.typo).map(({ pointer: at, message }) => ({ pointer: at, message })) : [];
 }
 
 /**
@@ -93,20 +96,20 @@ const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions
 
 /**
  * One iterative pass over a schema: depth limit, local-only references and, for parameter
- * schemas, a description on every required property. Iterative so hostile nesting cannot
- * overflow the stack.
+ * schemas, every required property defined. Iterative so hostile nesting cannot overflow the
+ * stack. (A property without a description is a warning, not a refusal: warnings.ts.)
  */
 function walkSchema(
   root: JsonObject,
   rootPointer: string,
   maxDepth: number,
-  requireDescriptions: boolean,
+  parameters: boolean,
 ): { issues: ErrorDetail[]; tooDeep: boolean } {
   const issues: ErrorDetail[] = [];
   let tooDeep = false;
   let patterns = 0;
   const stack: { node: unknown; pointer: string; depth: number; described: boolean }[] = [
-    { node: root, pointer: rootPointer, depth: 0, described: requireDescriptions },
+    { node: root, pointer: rootPointer, depth: 0, described: parameters },
   ];
   while (stack.length > 0) {
     const { node, pointer, depth, described } = stack.pop()!;
@@ -128,7 +131,7 @@ function walkSchema(
         issues.push({ pointer: `${pointer}/${escapePointer(keyword)}`, message: 'only local references ("#/...") are allowed; remote references are never fetched' });
       }
     }
-    if (described) issues.push(...missingDescriptions(node, pointer));
+    if (described) issues.push(...undefinedRequired(node, pointer));
     const found = [
       ...(typeof node.pattern === 'string' ? [{ pattern: node.pattern, at: `${pointer}/pattern` }] : []),
       ...(isObject(node.patternProperties) ? Object.keys(node.patternProperties).map((key) => ({ pattern: key, at: `${pointer}/patternProperties/${escapePointer(key)}` })) : []),
@@ -145,7 +148,7 @@ function walkSchema(
       const childPointer = `${pointer}/${escapePointer(key)}`;
       if (SUBSCHEMA_MAPS.includes(key) && isObject(child)) {
         for (const [name, sub] of Object.entries(child)) {
-          // Nested object parameters are parameters too: their required fields need descriptions.
+          // Nested object parameters are parameters too: their required fields must be defined.
           stack.push({ node: sub, pointer: `${childPointer}/${escapePointer(name)}`, depth: depth + 1, described: described && key === 'properties' });
         }
       } else if (typeof child === 'object' && child !== null) {
@@ -204,19 +207,13 @@ export function exceedsDepth(value: unknown, maxDepth: number): boolean {
   return false;
 }
 
-function missingDescriptions(node: JsonObject, pointer: string): ErrorDetail[] {
+function undefinedRequired(node: JsonObject, pointer: string): ErrorDetail[] {
   if (!Array.isArray(node.required)) return [];
   const properties = isObject(node.properties) ? node.properties : {};
   const issues: ErrorDetail[] = [];
   for (const name of node.required) {
-    if (typeof name !== 'string') continue;
-    const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
-    const propertyPointer = `${pointer}/properties/${escapePointer(name)}`;
-    if (!isObject(property)) {
-      issues.push({ pointer: propertyPointer, message: `required parameter '${name}' is not defined in properties` });
-    } else if (typeof property.description !== 'string' || property.description.trim() === '') {
-      issues.push({ pointer: `${propertyPointer}/description`, message: `required parameter '${name}' needs a description` });
-    }
+    if (typeof name !== 'string' || isObject(Object.hasOwn(properties, name) ? properties[name] : undefined)) continue;
+    issues.push({ pointer: `${pointer}/properties/${escapePointer(name)}`, message: `required parameter '${name}' is not defined in properties` });
   }
   return issues;
 }

@@ -76,7 +76,7 @@ forEachDatabase((db) => {
       expect((await cli(push(folder), env)).code).toBe(0);
 
       writeFileSync(join(folder, 'a.yaml'), stringify(toolDocument({ description: 'Changed without a version bump.' })));
-      writeFileSync(join(folder, 'b.yaml'), stringify(toolDocument({ name: 'bad_tool', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } })));
+      writeFileSync(join(folder, 'b.yaml'), stringify(toolDocument({ name: 'bad_tool', parameters: { type: 'object', properties: {}, required: ['id'] } })));
       writeFileSync(join(folder, 'c.yaml'), `${stringify(toolDocument({ name: 'ok_tool' }))}---\n${stringify(toolDocument({ name: 'ok_tool' }))}`);
       writeFileSync(join(folder, 'd.json'), '{ not json');
       const run = await cli(push(folder), env);

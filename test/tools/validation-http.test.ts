@@ -52,11 +52,12 @@ forEachDatabase((db) => {
           '/summary',
           '/sensitivity',
           '/require_scopes',
-          '/parameters/properties/invoice/description',
         ]),
       );
       expect(details.find((d) => d.pointer === '/version')?.message).toBe('must be a semantic version such as 1.2.0');
       expect(details.find((d) => d.pointer === '/require_scopes')?.message).toBe('must NOT have additional properties');
+      // A required parameter without a description is a warning, never part of a refusal.
+      expect(pointers(details)).not.toContain('/parameters/properties/invoice/description');
     });
 
     it('reports an invalid JSON Schema keyword with its pointer', async () => {
@@ -64,37 +65,36 @@ forEachDatabase((db) => {
       expect(pointers(details)).toContain('/parameters/properties/amount/type');
     });
 
-    it('requires a description on every required parameter, nested objects and array items included', async () => {
-      const details = await rejected(
-        toolDocument({
-          parameters: {
+    it('refuses only an undeclared required parameter: missing descriptions, nested objects and array items included, are warnings', async () => {
+      const parameters = (required: string[]) => ({
+        type: 'object',
+        properties: {
+          invoice_id: { type: 'string' },
+          address: {
             type: 'object',
-            properties: {
-              invoice_id: { type: 'string' },
-              address: {
-                type: 'object',
-                description: 'where to send it',
-                properties: { city: { type: 'string', description: '  ' }, zip: { type: 'string', description: 'postal code' } },
-                required: ['city', 'zip'],
-              },
-              lines: {
-                type: 'array',
-                description: 'invoice lines',
-                items: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] },
-              },
-              ghost_ref: { type: 'string', description: 'ok' },
-            },
-            required: ['invoice_id', 'address', 'lines', 'undeclared'],
+            description: 'where to send it',
+            properties: { city: { type: 'string', description: '  ' }, zip: { type: 'string', description: 'postal code' } },
+            required: ['city', 'zip'],
           },
-        }),
-      );
-      expect(pointers(details).sort()).toEqual(
+          lines: {
+            type: 'array',
+            description: 'invoice lines',
+            items: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] },
+          },
+          ghost_ref: { type: 'string', description: 'ok' },
+        },
+        required,
+      });
+      const details = await rejected(toolDocument({ parameters: parameters(['invoice_id', 'address', 'lines', 'undeclared']) }));
+      expect(pointers(details)).toEqual(['/parameters/properties/undeclared']);
+      const created = await post(toolDocument({ parameters: parameters(['invoice_id', 'address', 'lines']) }));
+      expect(created.statusCode, created.body).toBe(201);
+      expect(created.json().warnings.filter((w: { code: string }) => w.code === 'parameter_description_missing').map((w: { pointer: string }) => w.pointer)).toEqual(
         [
-          '/parameters/properties/invoice_id/description',
           '/parameters/properties/address/properties/city/description',
+          '/parameters/properties/invoice_id/description',
           '/parameters/properties/lines/items/properties/sku/description',
-          '/parameters/properties/undeclared',
-        ].sort(),
+        ],
       );
     });
 

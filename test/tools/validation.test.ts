@@ -61,9 +61,15 @@ describe('ToolValidator', () => {
   });
 
   it('escapes JSON pointer tokens in property names', () => {
-    const result = validator.validate(toolDocument({ parameters: { type: 'object', properties: { 'a/b~c': { type: 'string' } }, required: ['a/b~c'] } }));
+    const result = validator.validate(toolDocument({ parameters: { type: 'object', properties: {}, required: ['a/b~c'] } }));
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.issues).toEqual([{ pointer: '/parameters/properties/a~1b~0c/description', message: "required parameter 'a/b~c' needs a description" }]);
+    if (!result.ok) expect(result.issues).toEqual([{ pointer: '/parameters/properties/a~1b~0c', message: "required parameter 'a/b~c' is not defined in properties" }]);
+  });
+
+  it('accepts required parameters without a description, at any depth (a warning, not a refusal)', () => {
+    const nested = { type: 'object', properties: { facet: { type: 'string' } }, required: ['facet'] };
+    const parameters = { type: 'object', properties: { q: { type: 'string' }, groupBy: { type: 'array', items: nested, description: 'Groups.' } }, required: ['q', 'groupBy'] };
+    expect(validator.validate(toolDocument({ parameters })).ok).toBe(true);
   });
 
   it('does not take inherited properties for declared parameters', () => {

@@ -44,11 +44,20 @@ class _ToolViewBase(ToolCard):
     created_at: str
 
 
+class ToolWarning(TypedDict):
+    """What makes a stored tool harder to find or call (``code``, JSON ``pointer``, ``message``)."""
+
+    code: str
+    pointer: str
+    message: str
+
+
 class ToolView(_ToolViewBase, total=False):
-    """The stored tool; publishers also get ``learned_aliases`` and ``index_status``."""
+    """The stored tool; publishers also get ``learned_aliases``, ``index_status`` and ``warnings``."""
 
     learned_aliases: List[Dict[str, Any]]
     index_status: IndexStatus
+    warnings: List[ToolWarning]
 
 
 class ToolResult(TypedDict):
@@ -61,6 +70,7 @@ class DryRunResult(TypedDict):
     outcome: WriteOutcome
     changes: List[str]
     etag: str
+    warnings: List[ToolWarning]
     tool: ToolView
 
 

@@ -138,6 +138,17 @@ export interface LearnedAlias {
 /** Whether a tool is searchable by meaning yet: its vectors are current, pending, or failed (retried). */
 export type IndexStatus = 'pending' | 'indexed' | 'failed';
 
+/** Stable codes of publish warnings (a tenant may refuse chosen ones: PUT /v1/settings). */
+export type ToolWarningCode = 'parameter_description_missing' | 'optional_parameter_description_missing' | 'unknown_keyword' | 'unknown_format';
+
+/** What makes a stored tool harder to find or call: the tool is stored regardless. */
+export interface ToolWarning {
+  code: ToolWarningCode;
+  /** JSON pointer into the tool document. */
+  pointer: string;
+  message: string;
+}
+
 /** The stored tool with its full schema, status, revision and token cost per format. */
 export interface ToolView extends ToolCard {
   description: string;
@@ -150,6 +161,8 @@ export interface ToolView extends ToolCard {
   learned_aliases?: LearnedAlias[];
   /** Publishers only. */
   index_status?: IndexStatus;
+  /** Publishers only (and every publish response): sorted by pointer, at most 100. */
+  warnings?: ToolWarning[];
   [extension: `x-${string}`]: unknown;
 }
 
@@ -200,6 +213,8 @@ export interface DryRunResult {
   changes: string[];
   /** The ETag the tool would have. */
   etag: string;
+  /** What makes the tool harder to find or call. */
+  warnings: ToolWarning[];
   tool: ToolView;
 }
 
