@@ -22,6 +22,8 @@ declare module 'fastify' {
 export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   'POST /v1/discover': 'discover',
   'POST /v1/authorize': 'authorize',
+  // A call is an authorize decision first: the same bucket.
+  'POST /v1/call': 'authorize',
   'POST /mcp': 'mcp',
 };
 

@@ -172,6 +172,7 @@ export type ServerErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'bad_gateway'
   | 'unavailable'
   | 'internal';
 
