@@ -38,6 +38,7 @@ export class UpstreamError extends Error {
 class UpstreamRefusal extends UpstreamError {}
 
 const MAX_SESSIONS = 256;
+const CLOSE_WAIT_MS = 2_000;
 
 /**
  * fetch for upstreams: redirects are refused (an allow-listed URL must not send the registry, and
@@ -176,10 +177,11 @@ export class UpstreamClients {
     for (const key of [...this.sessions.keys()]) if (key.startsWith(prefix)) this.sessions.delete(key);
   }
 
-  /** Closes every session (app shutdown). */
+  /** Closes every session (app shutdown), waiting a bounded time for each: a stuck upstream must not hold the shutdown. */
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
-    await Promise.all(all.map((session) => session.then((client) => client.close()).catch(() => undefined)));
+    const bounded = (work: Promise<unknown>) => Promise.race([work, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+    await Promise.all(all.map((session) => bounded(session.then((client) => client.close())).catch(() => undefined)));
   }
 }
