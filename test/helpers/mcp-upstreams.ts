@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -92,4 +93,45 @@ export async function startScripted(initial: string[]): Promise<ScriptedServer> 
     server.close(() => resolve());
   });
   return state;
+}
+
+/** A stateful SDK server (sessions, notification stream): adding a tool notifies every open session (list_changed). */
+export interface LiveServer {
+  url: string;
+  addTool(name: string): void;
+  stop(): Promise<void>;
+}
+
+export async function startLive(initial: string[]): Promise<LiveServer> {
+  const names = [...initial];
+  const sessions = new Map<string, { mcp: McpServer; transport: StreamableHTTPServerTransport }>();
+  const register = (mcp: McpServer, name: string) =>
+    mcp.registerTool(name, { description: `The ${name} tool of the live server.`, inputSchema: { text: z.string().describe('Any text') } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  const server: Server = createServer((request, response) => {
+    const id = request.headers['mcp-session-id'];
+    const existing = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (existing) return void existing.transport.handleRequest(request, response);
+    const mcp = new McpServer({ name: 'live', version: '1.0.0' });
+    for (const name of names) register(mcp, name);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { mcp, transport }),
+    });
+    void mcp.connect(transport).then(() => transport.handleRequest(request, response));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    // Registering on a connected McpServer sends notifications/tools/list_changed to its client.
+    addTool: (name) => {
+      names.push(name);
+      for (const { mcp } of sessions.values()) register(mcp, name);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const { transport } of sessions.values()) void transport.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

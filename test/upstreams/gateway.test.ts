@@ -6,13 +6,13 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { buildApp } from '../../src/app.js';
 import { rowsOf } from '../../src/db/client.js';
 import { call, testConfig, testDependencies } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
-import { type EverythingServer, type ScriptedServer, startEverything, startScripted } from '../helpers/mcp-upstreams.js';
+import { type EverythingServer, type LiveServer, type ScriptedServer, startEverything, startLive, startScripted } from '../helpers/mcp-upstreams.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
 const SECRET = 'sk-upstream-credential-4f1d9c27b8e6';
@@ -40,6 +40,7 @@ forEachDatabase((db) => {
     let app: FastifyInstance;
     let everything: EverythingServer;
     let scripted: ScriptedServer;
+    let live: LiveServer;
     let publisher: string;
     let agent: string;
     let base: string;
@@ -47,7 +48,8 @@ forEachDatabase((db) => {
     beforeAll(async () => {
       everything = await startEverything();
       scripted = await startScripted(['alpha', 'beta']);
-      const allowed = [new URL(everything.url).origin, new URL(scripted.url).origin].join(',');
+      live = await startLive(['one']);
+      const allowed = [everything.url, scripted.url, live.url].map((u) => new URL(u).origin).join(',');
       const config = testConfig({ UPSTREAM_ALLOWED_URLS: allowed, UPSTREAM_SECRET_KEY: KEY, UPSTREAM_SYNC_INTERVAL_MS: '0', LOG_LEVEL: 'info' });
       const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
       app = await buildApp(testDependencies(config, db.database), logger);
@@ -61,6 +63,7 @@ forEachDatabase((db) => {
       await app?.close();
       await everything?.stop();
       await scripted?.stop();
+      await live?.stop();
     });
 
     const register = async (body: Record<string, unknown>, tokenValue = publisher) => call(app, 'POST', '/v1/upstreams', { token: tokenValue, body });
@@ -162,6 +165,15 @@ forEachDatabase((db) => {
       expect((await call(app, 'GET', '/v1/tools/scripted_beta', { token: publisher })).json()).toMatchObject({ status: 'retired' });
       const again = await call(app, 'POST', '/v1/upstreams/scripted/sync', { token: publisher });
       expect(again.json<Upstream>().sync).toEqual({ added: [], changed: [], retired: [], errors: [] });
+    });
+
+    it('syncs when an open session hears notifications/tools/list_changed', async () => {
+      const first = await register({ name: 'live', url: live.url });
+      expect(first.json<Upstream>().sync.added).toEqual(['live_one']);
+      live.addTool('two');
+      // The notification arrives on the session's stream; the sync it starts runs in the background.
+      await vi.waitFor(async () => expect((await call(app, 'GET', '/v1/tools/live_two', { token: publisher })).statusCode).toBe(200), { timeout: 20_000, interval: 100 });
+      expect((await call(app, 'GET', '/v1/upstreams/live', { token: publisher })).json()).toMatchObject({ status: 'ok', tools: 2 });
     });
 
     it('marks an unreachable upstream degraded, keeps its tools discoverable and answers calls 502/503, never 500', async () => {
