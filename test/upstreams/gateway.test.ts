@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
+import { findAndCall } from '../../examples/gateway.js';
 import { buildApp } from '../../src/app.js';
 import { rowsOf } from '../../src/db/client.js';
 import { call, testConfig, testDependencies } from '../helpers/app.js';
@@ -115,6 +116,12 @@ forEachDatabase((db) => {
       } finally {
         await client.close();
       }
+    });
+
+    it('runs examples/gateway.ts: a client connected only to the registry finds the sum tool and gets 42', async () => {
+      const turn = await findAndCall(base, agent, 'add the numbers 17 and 25', { a: 17, b: 25 });
+      expect(turn.called).toBe('everything_get-sum');
+      expect(turn.result?.content[0]).toEqual({ type: 'text', text: 'The sum of 17 and 25 is 42.' });
     });
 
     it('refuses a caller without the upstream\'s scope, and invalid arguments, before the upstream is contacted', async () => {
