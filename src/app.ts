@@ -31,6 +31,7 @@ import { createServices, type Services } from './services.js';
 import settingsRoutes from './settings/routes.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
+import upstreamRoutes from './upstreams/routes.js';
 import { VERSION } from './version.js';
 
 /** What the app needs from the outside world; the caller opens and migrates the database. */
@@ -99,6 +100,7 @@ function trackServices(app: FastifyInstance, services: Services, deps: AppDepend
 function runWithApp(app: FastifyInstance, services: Services): void {
   // Registered after the database plugin, so it runs before the database closes: nothing buffered is lost.
   app.addHook('onClose', async () => services.discoveryLog.flush());
+  app.addHook('onClose', async () => services.upstreams.clients.close());
   const { indexer } = services;
   app.decorate('indexer', indexer);
   for (const job of [...services.jobs, ...(indexer ? [indexer] : [])]) {
@@ -150,6 +152,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     log: app.log,
     onDiscoveryTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),
     onAuthorizeDecision: (decision) => app.metrics.recordAuthorizeDecision(decision.decision, decision.reasons[0]?.code),
+    onUpstreamCall: (outcome, seconds) => app.metrics.recordUpstreamCall(outcome, seconds),
   });
   const { tools, discovery, learning, indexer } = services;
   trackServices(app, services, deps);
@@ -177,10 +180,11 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(auditRoutes, { audit: services.audit });
     await api.register(learningRoutes, { learning });
     await api.register(settingsRoutes, { settings: services.settings });
+    await api.register(upstreamRoutes, { upstreams: services.upstreams, calls: services.calls });
   });
   await app.register(async (scope) => {
     scope.addHook('onRequest', whileBusy);
-    await scope.register(mcpRoutes, { discovery, tools, oauth: deps.config.oauth });
+    await scope.register(mcpRoutes, { discovery, tools, calls: services.calls, oauth: deps.config.oauth });
   });
   await app.register(resourceMetadataRoutes, { oauth: deps.config.oauth });
   await app.register(uiRoutes);

@@ -83,6 +83,16 @@ const EnvSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s?#]+$' })),
   // Comma-separated OAuth authorization servers that issue tokens for this service (RFC 9728).
   OAUTH_AUTHORIZATION_SERVERS: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
+  // The MCP gateway (docs/gateway.md): comma-separated URL prefixes an upstream URL must start with
+  // (unset: no upstream may be registered), the AES-256 key sealing upstream headers (32 bytes,
+  // base64 or hex; unset on the embedded database: a key kept in DATA_DIR), the sync interval
+  // (0: only on registration, on request and on list_changed), timeouts and the response cap.
+  UPSTREAM_ALLOWED_URLS: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+  UPSTREAM_SECRET_KEY: Type.Optional(Type.String({ pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$' })),
+  UPSTREAM_SYNC_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 300_000 }),
+  UPSTREAM_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  UPSTREAM_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  UPSTREAM_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 1024, maximum: 256 * 1024 * 1024, default: 4 * 1024 * 1024 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -158,6 +168,24 @@ export interface Config {
     /** Issuers of tokens for this service: OAUTH_AUTHORIZATION_SERVERS, else JWT_ISSUER when it is a URL. */
     authorizationServers: string[];
   };
+  /** The MCP gateway: upstream MCP servers and calls through the registry. */
+  upstreams: UpstreamConfig;
+}
+
+/** Upstream MCP servers (docs/gateway.md). */
+export interface UpstreamConfig {
+  /** URL prefixes an upstream must match (normalized by URL parsing); empty: none may be registered. */
+  allowedUrls: string[];
+  /** The 32-byte key sealing upstream headers; undefined: the development key in DATA_DIR, if any. */
+  secretKey: Buffer | undefined;
+  /** Every upstream is re-synced this often; 0: never by timer. */
+  syncIntervalMs: number;
+  /** Connecting (initialize) and listing tools. */
+  connectTimeoutMs: number;
+  /** One tools/call. */
+  callTimeoutMs: number;
+  /** The largest response body read from an upstream (a tools/call result, a tools/list page). */
+  maxResponseBytes: number;
 }
 
 /** The read replica (DATABASE_READ_URL) and how it is watched. */
@@ -284,7 +312,31 @@ function toConfig(env: Env): Config {
       publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ''),
       authorizationServers: authorizationServers(env.OAUTH_AUTHORIZATION_SERVERS, env.JWT_ISSUER),
     },
+    upstreams: {
+      allowedUrls: upstreamPrefixes(env.UPSTREAM_ALLOWED_URLS),
+      secretKey: env.UPSTREAM_SECRET_KEY === undefined ? undefined : Buffer.from(env.UPSTREAM_SECRET_KEY, env.UPSTREAM_SECRET_KEY.length === 64 ? 'hex' : 'base64'),
+      syncIntervalMs: env.UPSTREAM_SYNC_INTERVAL_MS,
+      connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+      callTimeoutMs: env.UPSTREAM_CALL_TIMEOUT_MS,
+      maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES,
+    },
   };
+}
+
+/** Parses UPSTREAM_ALLOWED_URLS: absolute http(s) URL prefixes, normalized as URLs are. */
+function upstreamPrefixes(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value.split(',').map((p) => p.trim()).filter(Boolean).map((prefix) => {
+    let url: URL;
+    try {
+      url = new URL(prefix);
+    } catch {
+      throw new ConfigError(`UPSTREAM_ALLOWED_URLS: '${prefix}' is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`UPSTREAM_ALLOWED_URLS: '${prefix}' is not an http(s) URL`);
+    if (url.username || url.password || url.search || url.hash) throw new ConfigError(`UPSTREAM_ALLOWED_URLS: '${prefix}' must be a scheme, host and optional path`);
+    return url.href;
+  });
 }
 
 /** Parses OAUTH_AUTHORIZATION_SERVERS (absolute http(s) URLs), defaulting to a URL-shaped JWT_ISSUER. */

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'bad_gateway'
   | 'unavailable'
   | 'internal';
 
@@ -25,6 +26,7 @@ export const statusOf: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  bad_gateway: 502,
   unavailable: 503,
   internal: 500,
 };

@@ -20,6 +20,12 @@ import { LearningService } from './learning/service.js';
 import { SettingsService } from './settings/service.js';
 import { ToolService } from './tools/service.js';
 import { TokenCostBackfill } from './tools/token-backfill.js';
+import { ToolValidator } from './tools/validation.js';
+import { CallService } from './upstreams/call.js';
+import { UpstreamClients } from './upstreams/client.js';
+import { type HeaderSealer, resolveSealer } from './upstreams/secrets.js';
+import { UpstreamService } from './upstreams/service.js';
+import { UpstreamSync } from './upstreams/sync.js';
 
 /** What the services are built over; the caller opens (and migrates) the database. */
 export interface ServiceDependencies {
@@ -29,6 +35,8 @@ export interface ServiceDependencies {
   /** The loaded embedder; absent means lexical-only discovery (EMBEDDING_PROVIDER=none). */
   embedder?: Embedder;
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'debug'>;
+  /** Each call forwarded to an upstream MCP server (metrics). */
+  onUpstreamCall?: (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
   /** Each discovery's per-stage timings (metrics). */
   onDiscoveryTimings?: DiscoveryOptions['onTimings'];
   /** Each authorize decision (metrics). */
@@ -45,6 +53,9 @@ export interface Services {
   learning: LearningService;
   audit: AuditService;
   settings: SettingsService;
+  /** Upstream MCP servers (the gateway) and calls through the registry. */
+  upstreams: UpstreamService;
+  calls: CallService;
   /** Background vector maintenance; undefined without an embedder. */
   indexer: EmbeddingIndexer | undefined;
   queryEmbeddings: QueryEmbeddings | undefined;
@@ -96,6 +107,9 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const learning = new LearningService(db, { ...config.learning, defaultMode: embedder ? 'hybrid' : 'lexical' }, reindex, reads);
   const authorize = new AuthorizeService(db, learning, deps.onAuthorizeDecision, reindex, discoveryLog);
 
+  const upstreams = gateway(config, deps, tools);
+  const calls = new CallService(db, authorize, upstreams, deps.onUpstreamCall);
+
   const failed = (message: string) => (error: unknown) => log.warn({ err: error }, message);
   const jobs = [
     new BackgroundJob(() => learning.expire(), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
@@ -103,6 +117,9 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   ];
   const termCounts = new TermCountRefresh(db, log);
   jobs.push(new BackgroundJob((signal) => termCounts.runOnce(signal), { atStart: true, everyMs: TERM_COUNTS_INTERVAL_MS }, failed('storing term counts failed; retrying later')));
+  if (config.upstreams.syncIntervalMs > 0) {
+    jobs.push(new BackgroundJob((signal) => upstreams.syncAll(signal), { atStart: false, everyMs: config.upstreams.syncIntervalMs }, failed('syncing upstream MCP servers failed; retrying later')));
+  }
   // PGlite has no autovacuum: without statistics the planner misplans every discovery.
   if (database.kind === 'pglite') {
     const maintenance = new TableMaintenance(db, log);
@@ -118,9 +135,24 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     learning,
     audit: new AuditService(reads),
     settings,
+    upstreams,
+    calls,
     indexer,
     queryEmbeddings,
     shortlists,
     jobs,
   };
+}
+
+/** The gateway's upstreams: sessions that report list_changed back to the service that syncs them. */
+function gateway(config: Config, deps: ServiceDependencies, tools: ToolService): UpstreamService {
+  let sealer: HeaderSealer | undefined;
+  // Resolved on first use: a development key is created in DATA_DIR only once headers are stored.
+  const sealerOnce = () => (sealer ??= resolveSealer(config));
+  const sync = new UpstreamSync(deps.database.db, tools, new ToolValidator(config.limits), config.limits.descriptionLength);
+  // The sessions are built before the service they report to.
+  const late: { service?: UpstreamService } = {};
+  const clients = new UpstreamClients(config.upstreams, (target) => late.service?.toolsChanged(target));
+  late.service = new UpstreamService(deps.database.db, tools, sync, clients, sealerOnce, config.upstreams, deps.log);
+  return late.service;
 }

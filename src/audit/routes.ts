@@ -32,6 +32,7 @@ export default async function auditRoutes(app: FastifyInstance, options: { audit
           decision: r.decision as 'allow' | 'deny' | null,
           reasons: r.reasons,
           discovery_id: r.discoveryId,
+          ...(r.details ? { details: r.details } : {}),
         })),
         next_before: nextBefore,
       };

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 export const AuditListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
   before: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'only entries with a smaller id (pagination)' })),
-  action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize', 'approve_alias', 'reject_alias'])),
+  action: Type.Optional(Type.Enum(['publish', 'restore', 'retire', 'authorize', 'call', 'call_result', 'approve_alias', 'reject_alias'])),
   tool: Type.Optional(Type.String({ maxLength: 64 })),
 });
 
@@ -15,9 +15,10 @@ export const AuditEntry = Type.Object({
   id: Type.Integer(),
   at: Type.String({ format: 'date-time' }),
   actor: Type.Union([Type.String(), Type.Null()]),
-  action: Type.String({ description: 'publish, restore, retire, authorize, approve_alias or reject_alias' }),
+  action: Type.String({ description: 'publish, restore, retire, authorize, call (a decision of POST /v1/call or MCP call_tool), call_result (its upstream outcome, in details), approve_alias or reject_alias' }),
   tool: Type.Object({ name: Type.String(), version: Type.Union([Type.String(), Type.Null()]) }),
   decision: Type.Union([Type.Enum(['allow', 'deny']), Type.Null()]),
   reasons: Type.Union([Type.Array(Type.Unknown()), Type.Null()]),
   discovery_id: Type.Union([Type.String(), Type.Null()]),
+  details: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'call_result: upstream, latency_ms, outcome and the upstream error if any' })),
 });

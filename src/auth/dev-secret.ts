@@ -6,11 +6,12 @@ const FILE = 'dev-jwt-secret';
 
 /**
  * The development signing secret kept in DATA_DIR, created on first use (mode 0600). Only for the
- * embedded database with no key configured; `memory://` gets a fresh in-memory secret.
+ * embedded database with no key configured; `memory://` gets a fresh in-memory secret. `file`
+ * names another development secret kept the same way (the gateway's header key).
  */
-export function devSecret(dataDir: string, create: boolean): string | undefined {
+export function devSecret(dataDir: string, create: boolean, file: string = FILE): string | undefined {
   if (dataDir.startsWith('memory://')) return create ? randomBytes(32).toString('base64url') : undefined;
-  const path = join(dataDir, FILE);
+  const path = join(dataDir, file);
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (error) {

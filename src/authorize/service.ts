@@ -78,7 +78,8 @@ export class AuthorizeService {
     this.reads = new GroupedCalls(async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })), DEFAULT_READ_GROUP);
   }
 
-  async authorize(principal: Principal, input: AuthorizeInput): Promise<Decision> {
+  /** The decision, audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */
+  async authorize(principal: Principal, input: AuthorizeInput, action: 'authorize' | 'call' = 'authorize'): Promise<Decision> {
     // Before the database: a NUL or an unpaired surrogate reads differently to every parser (a
     // gateway may drop it, so "root\ud800" would pass an `in ["root"]` rule and run as root), and
     // in a key it would reach the audit entry's pointers, which PostgreSQL cannot store.
@@ -101,7 +102,7 @@ export class AuthorizeService {
       decision = { decision: checked.reasons.length === 0 ? 'allow' : 'deny', reasons: checked.reasons, tool: { name: row.name, version: row.version } };
       auditReasons = decision.reasons;
     }
-    await this.record(principal, input, row, decision, auditReasons);
+    await this.record(principal, input, row, decision, auditReasons, action);
     this.onDecision(decision, cached);
     return decision;
   }
@@ -139,12 +140,12 @@ export class AuthorizeService {
   }
 
   /** Audit, usage and what a cited call teaches in one transaction: a decision is recorded whole or not at all. */
-  private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[]): Promise<void> {
+  private async record(principal: Principal, input: AuthorizeInput, row: ToolForDecision | undefined, decision: Decision, auditReasons: unknown[], action: string): Promise<void> {
     const allowed = decision.decision === 'allow' && row !== undefined;
     const audit = {
       tenantId: principal.tenant,
       actor: principal.subject,
-      action: 'authorize',
+      action,
       at: new Date(),
       toolName: input.tool,
       toolVersion: row?.version ?? null,

@@ -141,3 +141,31 @@ export const tenantSettings = pgTable('tenant_settings', {
 });
 
 export type TenantSettingsRow = typeof tenantSettings.$inferSelect;
+
+/** Upstream MCP servers of a tenant (migration 0018); `headers` is ciphertext (src/upstreams/secrets.ts). */
+export const upstreams = pgTable('upstreams', {
+  tenantId: text('tenant_id').notNull(),
+  name: text('name').notNull(),
+  url: text('url').notNull(),
+  headers: text('headers'),
+  requiredScopes: text('required_scopes').array().notNull(),
+  sensitivity: text('sensitivity', { enum: ['low', 'medium', 'high'] }),
+  sideEffects: boolean('side_effects'),
+  status: text('status', { enum: ['pending', 'ok', 'degraded'] }).notNull(),
+  toolCount: integer('tool_count').notNull(),
+  syncedAt: timestamp('synced_at', { withTimezone: true, mode: 'date' }),
+  lastError: text('last_error'),
+  revision: integer('revision').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdBy: text('created_by'),
+}, (t) => [primaryKey({ columns: [t.tenantId, t.name] })]);
+
+export type UpstreamRow = typeof upstreams.$inferSelect;
+
+/** The tenant tools an upstream serves and their names upstream. */
+export const upstreamTools = pgTable('upstream_tools', {
+  tenantId: text('tenant_id').notNull(),
+  toolName: text('tool_name').notNull(),
+  upstreamName: text('upstream_name').notNull(),
+  remoteName: text('remote_name').notNull(),
+}, (t) => [primaryKey({ columns: [t.tenantId, t.toolName] })]);

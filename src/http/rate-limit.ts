@@ -29,6 +29,8 @@ declare module 'fastify' {
 export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   'POST /v1/discover': 'discover',
   'POST /v1/authorize': 'authorize',
+  // A call is an authorize decision first: the same bucket.
+  'POST /v1/call': 'authorize',
   'POST /mcp': 'mcp',
   // Publishing compiles the publisher's schemas in the event loop, dry runs included.
   'POST /v1/tools': 'publish',

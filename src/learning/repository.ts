@@ -269,7 +269,7 @@ export async function unansweredDiscoveries(
       where d.tenant_id = ${tenantId}
         and d.at > now() - make_interval(days => ${sinceDays})
         and d.at < now() - make_interval(mins => ${graceMinutes})
-        and not exists (select 1 from audit_log a where a.discovery_id = d.id and a.tenant_id = ${tenantId} and a.action = 'authorize')
+        and not exists (select 1 from audit_log a where a.discovery_id = d.id and a.tenant_id = ${tenantId} and a.action in ('authorize', 'call'))
       order by d.at desc
       limit ${limit}`),
   );

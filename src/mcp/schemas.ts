@@ -24,3 +24,13 @@ export const DescribeToolInput = zodOf(
   Type.Object({ name: Type.String({ minLength: 1, maxLength: 64, description: 'the tool name, as find_tools returned it' }), format: formatField('mcp') }, { additionalProperties: false }),
 );
 export const DescribeToolOutput = zodOf(DescribedTool);
+
+export const CallToolInput = zodOf(
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 64, description: 'the tool name, as find_tools returned it' }),
+      arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "the call's arguments, checked against the tool's schema" })),
+    },
+    { additionalProperties: false },
+  ),
+);

@@ -10,13 +10,16 @@ import { toAppError } from '../http/error-handler.js';
 import { renderTool } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
+import { CallDenied, type CallService } from '../upstreams/call.js';
 import { VERSION } from '../version.js';
 import { renderDescription, renderShortlist } from './render.js';
-import { DescribeToolInput, DescribeToolOutput, FindToolsInput, FindToolsOutput } from './schemas.js';
+import { CallToolInput, DescribeToolInput, DescribeToolOutput, FindToolsInput, FindToolsOutput } from './schemas.js';
 
 export interface McpServices {
   discovery: DiscoveryService;
   tools: ToolService;
+  /** Calls through the registry (upstream MCP servers); the same service as POST /v1/call. */
+  calls: CallService;
 }
 
 /** A tool-level error result: the model sees the message, the protocol call succeeds. */
@@ -47,7 +50,8 @@ export function createMcpServer(principal: Principal, services: McpServices, log
     {
       instructions:
         'Call find_tools with the user request in their words to get the few tools that fit, with full schemas. ' +
-        'Call describe_tool to fetch the full schema of a tool you already know by name.',
+        'Call describe_tool to fetch the full schema of a tool you already know by name. ' +
+        'Call call_tool with a found tool\'s name and arguments to run it: the registry checks the call and forwards it to the server that serves the tool.',
     },
   );
 
@@ -92,6 +96,29 @@ export function createMcpServer(principal: Principal, services: McpServices, log
           structuredContent: described,
           content: [{ type: 'text', text: renderDescription(described) }],
         };
+      }),
+  );
+
+  server.registerTool(
+    'call_tool',
+    {
+      title: 'Call a tool',
+      description:
+        'Run a tool that find_tools returned, with arguments that fit its schema. The registry checks the call as POST /v1/authorize does ' +
+        '(scopes, status, arguments, policy) and forwards it to the MCP server that serves the tool; the result is that server\'s. ' +
+        'A refused call is an error result with the reasons; unknown tools and tools you may not use are reported alike: not found.',
+      inputSchema: CallToolInput,
+      annotations: { readOnlyHint: false, openWorldHint: true },
+    },
+    ({ name, arguments: args }) =>
+      guarded(log, async () => {
+        try {
+          return await services.calls.call(principal, { tool: name, arguments: args ?? {} });
+        } catch (error) {
+          if (!(error instanceof CallDenied)) throw error;
+          const reasons = error.decision.reasons.map((r) => `- ${r.code}${r.pointer ? ` at ${r.pointer}` : ''}: ${r.message}`);
+          return { ...errorResult([`call to '${name}' denied:`, ...reasons].join('\n')), structuredContent: error.decision };
+        }
       }),
   );
 

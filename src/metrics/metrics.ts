@@ -38,6 +38,7 @@ export class ServiceMetrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   readonly discoveryStage: Histogram<'stage' | 'search_mode'>;
   readonly authorizeDecisions: Counter<'decision' | 'reason'>;
+  readonly upstreamCalls: Histogram<'outcome'>;
   readonly vectorSearches: Counter<'strategy'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
@@ -68,6 +69,18 @@ export class ServiceMetrics {
       labelNames: ['decision', 'reason'],
       registers: [this.registry],
     });
+    this.upstreamCalls = new Histogram({
+      name: 'tool_registry_upstream_call_seconds',
+      help: 'Calls through the registry to upstream MCP servers (POST /v1/call, MCP call_tool) by outcome: ok, tool_error (the tool answered isError), failed (upstream unreachable, timed out or refused)',
+      labelNames: ['outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+  }
+
+  /** Times one call forwarded to an upstream MCP server. */
+  recordUpstreamCall(outcome: 'ok' | 'tool_error' | 'failed', seconds: number): void {
+    this.upstreamCalls.observe({ outcome }, seconds);
   }
 
   /** Records the stage split of one discovery (DiscoveryService's onTimings callback). */

@@ -74,10 +74,10 @@ forEachDatabase((db) => {
     const describeTool = async (client: Client, name: string, format?: string) =>
       (await client.callTool({ name: 'describe_tool', arguments: { name, ...(format ? { format } : {}) } })) as CallToolResult;
 
-    it('offers find_tools and describe_tool with input and output schemas', async () => {
+    it('offers find_tools, describe_tool and call_tool with input schemas (output schemas for the first two)', async () => {
       const client = await connect(reader);
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['describe_tool', 'find_tools']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['call_tool', 'describe_tool', 'find_tools']);
       const find = tools.find((t) => t.name === 'find_tools')!;
       expect(find.inputSchema.required).toEqual(['query']);
       expect(Object.keys(find.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['query', 'top_k', 'format', 'filters']));

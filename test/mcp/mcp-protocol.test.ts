@@ -102,7 +102,7 @@ forEachDatabase((db) => {
         return JSON.parse(stdout) as Record<string, unknown>;
       };
       const listed = (await inspect('--method', 'tools/list')) as { tools: { name: string }[] };
-      expect(listed.tools.map((t) => t.name).sort()).toEqual(['describe_tool', 'find_tools']);
+      expect(listed.tools.map((t) => t.name).sort()).toEqual(['call_tool', 'describe_tool', 'find_tools']);
       const found = (await inspect('--method', 'tools/call', '--tool-name', 'describe_tool', '--tool-arg', 'name=issue_refund')) as { structuredContent: { name: string } };
       expect(found.structuredContent.name).toBe('issue_refund');
       // The Inspector checks structured content against the declared output schema.

@@ -62,12 +62,12 @@ export interface RawResponse<T> {
 
 const SERVER_CODES: ReadonlySet<string> = new Set<ServerErrorCode>([
   'bad_request', 'validation_failed', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'precondition_failed',
-  'payload_too_large', 'unsupported_media_type', 'rate_limited', 'unavailable', 'internal',
+  'payload_too_large', 'unsupported_media_type', 'rate_limited', 'bad_gateway', 'unavailable', 'internal',
 ]);
 
 const CODE_BY_STATUS: Record<number, ServerErrorCode> = {
   400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 412: 'precondition_failed',
-  413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 503: 'unavailable',
+  413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited', 502: 'bad_gateway', 503: 'unavailable',
 };
 
 /** Default statuses retried: request timeout, rate limited, and server-side failures. */

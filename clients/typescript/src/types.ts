@@ -185,6 +185,7 @@ export type ServerErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'bad_gateway'
   | 'unavailable'
   | 'internal';
 

@@ -1,0 +1,85 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Static } from 'typebox';
+
+import { appendAudit } from '../audit/repository.js';
+import type { Principal } from '../auth/principal.js';
+import type { AuthorizeService, Decision } from '../authorize/service.js';
+import type { Db } from '../db/client.js';
+import { AppError, toolNotFound } from '../errors.js';
+import { UpstreamError } from './client.js';
+import { findRoute } from './repository.js';
+import type { CallBody } from './schemas.js';
+import type { UpstreamService } from './service.js';
+
+export type CallInput = Static<typeof CallBody>;
+
+/** The call was refused by the authorize decision: the route answers 403 with it, MCP an isError result. */
+export class CallDenied extends Error {
+  override readonly name = 'CallDenied';
+  constructor(readonly decision: Decision) {
+    super(decision.reasons.map((r) => r.message).join('; '));
+  }
+}
+
+/** Called once per call that reached an upstream (metrics). */
+export type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
+
+/**
+ * A tool call through the registry: /v1/authorize's decision (the same service, so the same
+ * tenant, scope, status, argument and policy checks, audited and counted for usage and learning,
+ * with action 'call'), then, only when allowed, tools/call to the upstream that serves the tool,
+ * with the upstream's own tool name. The outcome (upstream, latency, error) is audited as
+ * 'call_result'. A tool the caller may not see is a 404, as GET /v1/tools/{name} answers.
+ */
+export class CallService {
+  constructor(
+    private readonly db: Db,
+    private readonly authorize: AuthorizeService,
+    private readonly upstreams: UpstreamService,
+    private readonly onCall: CallListener = () => undefined,
+  ) {}
+
+  async call(principal: Principal, input: CallInput): Promise<CallToolResult> {
+    const decision = await this.authorize.authorize(principal, input, 'call');
+    if (decision.decision === 'deny') {
+      if (decision.reasons.some((r) => r.code === 'unknown_tool')) throw toolNotFound(input.tool);
+      throw new CallDenied(decision);
+    }
+    const route = await findRoute(this.db, principal.tenant, input.tool);
+    if (!route) {
+      throw new AppError('conflict', `tool '${input.tool}' is not served by a registered upstream: call it where it runs (POST /v1/authorize checks such calls)`, [
+        { pointer: '/tool', message: 'not served by an upstream' },
+      ]);
+    }
+    const started = performance.now();
+    const upstream = route.upstream.name;
+    try {
+      const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, input.arguments);
+      const seconds = (performance.now() - started) / 1000;
+      const outcome = result.isError === true ? 'tool_error' : 'ok';
+      this.onCall(outcome, seconds);
+      await this.audit(principal, input, decision, { upstream, latency_ms: Math.round(seconds * 1000), outcome });
+      return result;
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const seconds = (performance.now() - started) / 1000;
+      this.onCall('failed', seconds);
+      await this.audit(principal, input, decision, { upstream, latency_ms: Math.round(seconds * 1000), outcome: 'failed', error: error.message });
+      const code = error.kind === 'unreachable' ? 'unavailable' : 'bad_gateway';
+      throw new AppError(code, `upstream '${upstream}' failed: ${error.message}`);
+    }
+  }
+
+  private async audit(principal: Principal, input: CallInput, decision: Decision, details: Record<string, unknown>): Promise<void> {
+    await appendAudit(this.db, {
+      tenantId: principal.tenant,
+      actor: principal.subject,
+      action: 'call_result',
+      toolName: input.tool,
+      toolVersion: decision.tool.version,
+      decision: decision.decision,
+      discoveryId: input.discovery_id ?? null,
+      details,
+    });
+  }
+}

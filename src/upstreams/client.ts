@@ -1,0 +1,187 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { LRUCache } from 'lru-cache';
+
+import { listAllTools } from '../mcp-client/list-tools.js';
+import { VERSION } from '../version.js';
+import { redact } from './secrets.js';
+
+/** One upstream as the client reaches it; `key` changes whenever its URL or headers do. */
+export interface UpstreamTarget {
+  key: string;
+  tenant: string;
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface UpstreamClientOptions {
+  connectTimeoutMs: number;
+  callTimeoutMs: number;
+  maxResponseBytes: number;
+}
+
+/** Why an upstream could not answer: `unreachable` (503) or anything else it did wrong (502). */
+export class UpstreamError extends Error {
+  override readonly name = 'UpstreamError';
+  constructor(
+    readonly kind: 'unreachable' | 'timeout' | 'redirect' | 'too_large' | 'protocol',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The upstream answered with a JSON-RPC error: the session is fine, the call was refused. */
+class UpstreamRefusal extends UpstreamError {}
+
+const MAX_SESSIONS = 256;
+const CLOSE_WAIT_MS = 2_000;
+
+/**
+ * fetch for upstreams: redirects are refused (an allow-listed URL must not send the registry, and
+ * the upstream's credentials, elsewhere), and a response body past the cap fails the request.
+ * The long-lived GET stream of notifications is not capped (each event is parsed alone).
+ */
+function guardedFetch(maxBytes: number): FetchLike {
+  return async (url, init) => {
+    const response = await fetch(url, { ...init, redirect: 'manual' });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel();
+      throw new UpstreamError('redirect', `the upstream answered ${response.status} (a redirect); redirects are not followed`);
+    }
+    if (init?.method !== 'POST' || !response.body) return response;
+    if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+      await response.body.cancel();
+      throw new UpstreamError('too_large', `the upstream's response is larger than ${maxBytes} bytes`);
+    }
+    let seen = 0;
+    const capped = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) controller.error(new UpstreamError('too_large', `the upstream's response is larger than ${maxBytes} bytes`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(capped, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+/** An error from the SDK or the network as an UpstreamError whose message holds no header value. */
+export function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError {
+  const clean = (message: string) => redact(message, target.headers).slice(0, 300);
+  if (error instanceof UpstreamError) return new UpstreamError(error.kind, clean(error.message));
+  if (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout)) return new UpstreamError('timeout', 'the upstream did not answer in time');
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  // fetch's TypeError ('fetch failed', cause ECONNREFUSED...) means nothing answered.
+  if (error instanceof TypeError) return new UpstreamError('unreachable', clean(`the upstream is unreachable (${message}${cause})`));
+  return new UpstreamError('protocol', clean(message));
+}
+
+/**
+ * MCP client sessions to upstreams, one per upstream and replica, reused by every call (a call is
+ * one round trip, not initialize + call + close) and bounded. A session the upstream forgot
+ * (404) is reopened once; any other failure closes it, so the next call starts afresh.
+ * `onToolsChanged` hears an open session's `notifications/tools/list_changed`.
+ */
+export class UpstreamClients {
+  private readonly sessions = new LRUCache<string, Promise<Client>>({
+    max: MAX_SESSIONS,
+    dispose: (session) => void session.then((client) => client.close()).catch(() => undefined),
+  });
+
+  constructor(
+    private readonly options: UpstreamClientOptions,
+    private readonly onToolsChanged: (target: UpstreamTarget) => void = () => undefined,
+  ) {}
+
+  private open(target: UpstreamTarget): Promise<Client> {
+    const existing = this.sessions.get(target.key);
+    if (existing) return existing;
+    const session = this.connect(target);
+    this.sessions.set(target.key, session);
+    session.catch(() => this.forget(target.key, session));
+    return session;
+  }
+
+  private async connect(target: UpstreamTarget): Promise<Client> {
+    const client = new Client(
+      { name: 'tool-registry-gateway', version: VERSION },
+      { capabilities: {}, listChanged: { tools: { autoRefresh: false, onChanged: () => this.onToolsChanged(target) } } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      requestInit: { headers: target.headers },
+      fetch: guardedFetch(this.options.maxResponseBytes),
+      reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+    });
+    try {
+      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+    return client;
+  }
+
+  private forget(key: string, session: Promise<Client>): void {
+    if (this.sessions.peek(key) === session) this.sessions.delete(key);
+  }
+
+  /** Runs `work` on the upstream's session; a session the upstream no longer knows is reopened once. */
+  private async withSession<T>(target: UpstreamTarget, work: (client: Client) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      const session = this.open(target);
+      try {
+        return await work(await session);
+      } catch (error) {
+        if (error instanceof UpstreamRefusal) throw error;
+        this.forget(target.key, session);
+        void session.then((client) => client.close()).catch(() => undefined);
+        // 404: the session expired upstream (restart, idle timeout); the request never ran.
+        if (attempt === 0 && error instanceof StreamableHTTPError && error.code === 404) continue;
+        throw upstreamFailure(error, target);
+      }
+    }
+  }
+
+  /** Every tool of the upstream, with the server's name. */
+  async list(target: UpstreamTarget): Promise<{ tools: Tool[]; server: string | undefined }> {
+    return this.withSession(target, async (client) => ({
+      tools: await listAllTools(client, { timeout: this.options.connectTimeoutMs }),
+      server: client.getServerVersion()?.name,
+    }));
+  }
+
+  /** One tools/call with the upstream's own tool name. A tool's own error (isError) is a result. */
+  async call(target: UpstreamTarget, tool: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    return this.withSession(target, async (client) => {
+      try {
+        return (await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { timeout: this.options.callTimeoutMs })) as CallToolResult;
+      } catch (error) {
+        // A JSON-RPC error from the upstream (e.g. invalid params) leaves the session usable.
+        if (error instanceof McpError && error.code !== Number(ErrorCode.RequestTimeout) && error.code !== Number(ErrorCode.ConnectionClosed)) {
+          throw new UpstreamRefusal('protocol', redact(`the upstream refused the call: ${error.message}`, target.headers).slice(0, 300));
+        }
+        throw error;
+      }
+    });
+  }
+
+  /** Closes the sessions of an upstream that changed or left (every key starting with `prefix`). */
+  drop(prefix: string): void {
+    for (const key of [...this.sessions.keys()]) if (key.startsWith(prefix)) this.sessions.delete(key);
+  }
+
+  /** Closes every session (app shutdown), waiting a bounded time for each: a stuck upstream must not hold the shutdown. */
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    const bounded = (work: Promise<unknown>) => Promise.race([work, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+    await Promise.all(all.map((session) => bounded(session.then((client) => client.close())).catch(() => undefined)));
+  }
+}
