@@ -136,7 +136,7 @@ class EvalRegistry {
   static async open(embedder: Embedder | undefined): Promise<EvalRegistry> {
     const secret = randomBytes(32).toString('base64url');
     // Real-world descriptions run long; the eval measures retrieval, not publishing limits.
-    const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0' });
+    const config = loadConfig({ DATA_DIR: 'memory://', JWT_SECRET: secret, MAX_DESCRIPTION_LENGTH: '16384', BODY_LIMIT_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'silent', RATE_LIMIT_DISCOVER_PER_MINUTE: '0', RATE_LIMIT_PUBLISH_PER_MINUTE: '0' });
     const database = await openPglite('memory://');
     await migrate(database);
     const app = await buildApp({ config, database, ownsDatabase: true, verify: createVerifier(config.jwt), embedder });
