@@ -15,7 +15,7 @@ const LAYERS = [
   ['http'],
   ['audit'],
   ['tools'],
-  ['embedding', 'authorize', 'settings', 'mcp-client'],
+  ['embedding', 'authorize', 'settings', 'mcp-client', 'catalog'],
   ['discovery', 'learning', 'upstreams'],
   ['metrics', 'mcp', 'ui', 'bootstrap', 'services'],
   ['app'],

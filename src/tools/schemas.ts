@@ -75,6 +75,7 @@ export const ToolView = Type.Object(
     returns: Type.Union([JsonSchema, Type.Null()]),
     policy: Type.Array(PolicyRuleSchema),
     revision: Type.Integer(),
+    source: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'the catalog sync source that owns the tool (POST /v1/catalog/sync); null: published tool by tool' })),
     created_at: Type.String({ format: 'date-time' }),
     learned_aliases: Type.Optional(Type.Array(LearnedAlias, { description: 'publishers only' })),
     warnings: Type.Optional(warningsField('publishers only: what makes the tool harder to find or call, sorted by pointer, at most 100 (docs/tools.md)')),

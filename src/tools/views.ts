@@ -16,6 +16,8 @@ export type ToolView = Omit<ToolDocument, 'extensions'> &
   Record<`x-${string}`, unknown> & {
     revision: number;
     status: 'active' | 'retired';
+    /** The catalog sync source that owns the tool; null: published tool by tool. */
+    source: string | null;
     tokens: TokenCosts;
     created_at: string;
     updated_at: string;
@@ -55,6 +57,7 @@ export function toView(row: ToolRow): ToolView {
     ...document,
     revision: row.revision,
     status: row.status,
+    source: row.source,
     tokens: row.tokenCosts as TokenCosts,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
