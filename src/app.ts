@@ -7,19 +7,21 @@ import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
 import type { TokenVerifier } from './auth/verifier.js';
 import authorizeRoutes from './authorize/routes.js';
+import catalogRoutes from './catalog/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
 import type { ReadReplica } from './db/read-replica.js';
 import discoveryRoutes from './discovery/routes.js';
 import type { EmbeddingIndexer } from './embedding/indexer.js';
+import { indexProgress } from './embedding/progress.js';
 import type { Embedder } from './embedding/provider.js';
 import { indexStatus } from './embedding/repository.js';
 import { refuseWhileBusy } from './http/busy-gate.js';
 import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
-import healthRoutes from './http/health-routes.js';
+import healthRoutes, { type IndexReadiness } from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
 import learningRoutes from './learning/routes.js';
@@ -94,6 +96,7 @@ function trackServices(app: FastifyInstance, services: Services, deps: AppDepend
   if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
+  if (services.indexer) app.metrics.trackIndexing(services.indexer);
 }
 
 /** Background work starts once the app is ready and stops before it closes; buffered logs flush last. */
@@ -124,6 +127,13 @@ function vectorIndexReadiness(indexer: EmbeddingIndexer | undefined): string {
   if (!build) return 'ok';
   const since = `${secondsSince(build.since)} s so far`;
   return build.blocking ? `building (${since})` : `degraded: building concurrently (${since}); catalogs past VECTOR_INDEX_MIN_TOOLS are searched exactly until it is built`;
+}
+
+/** The service-wide index backlog for readiness, at the indexer's recent rate. */
+async function indexReadiness(indexer: EmbeddingIndexer): Promise<IndexReadiness> {
+  const { pending, failed } = await indexer.backlog();
+  const rate = indexer.throughput.textsPerSecond;
+  return { pending, failed, texts_per_second: rate === undefined ? null : Math.round(rate * 10) / 10, eta_seconds: indexer.throughput.etaSeconds(pending) ?? null };
 }
 
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
@@ -165,6 +175,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
       vector_index: () => vectorIndexReadiness(indexer),
     },
     busy,
+    ...(indexer ? { index: () => indexReadiness(indexer) } : {}),
   });
   const whileBusy = refuseWhileBusy(busy);
   await app.register(async (api) => {
@@ -181,6 +192,11 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(learningRoutes, { learning });
     await api.register(settingsRoutes, { settings: services.settings });
     await api.register(upstreamRoutes, { upstreams: services.upstreams, calls: services.calls });
+    await api.register(catalogRoutes, {
+      sync: services.catalog,
+      bodyLimit: deps.config.limits.catalogSyncBytes,
+      indexProgress: (tenantId, source) => indexProgress(deps.database.db, indexer, { tenantId, ...(source === undefined ? {} : { source }) }),
+    });
   });
   await app.register(async (scope) => {
     scope.addHook('onRequest', whileBusy);

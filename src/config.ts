@@ -55,6 +55,8 @@ const EnvSchema = Type.Object({
     { default: 'info' },
   ),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 256 * 1024 }),
+  // POST /v1/catalog/sync carries a whole catalog: its own limit (5,000 real tools are ~12 MB).
+  CATALOG_SYNC_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024, default: 32 * 1024 * 1024 }),
   MAX_DESCRIPTION_LENGTH: Type.Integer({ minimum: 16, maximum: 100000, default: 1024 }),
   MAX_SUMMARY_LENGTH: Type.Integer({ minimum: 16, maximum: 10000, default: 200 }),
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
@@ -137,6 +139,8 @@ export interface Config {
   logLevel: string;
   limits: {
     bodyBytes: number;
+    /** The body limit of POST /v1/catalog/sync (each tool in it still within bodyBytes). */
+    catalogSyncBytes: number;
     descriptionLength: number;
     summaryLength: number;
     schemaDepth: number;
@@ -284,6 +288,7 @@ function toConfig(env: Env): Config {
     logLevel: env.LOG_LEVEL,
     limits: {
       bodyBytes: env.BODY_LIMIT_BYTES,
+      catalogSyncBytes: env.CATALOG_SYNC_MAX_BYTES,
       descriptionLength: env.MAX_DESCRIPTION_LENGTH,
       summaryLength: env.MAX_SUMMARY_LENGTH,
       schemaDepth: env.MAX_SCHEMA_DEPTH,

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AuditService } from './audit/service.js';
 import { AuthorizeService, type Decision } from './authorize/service.js';
 import { BackgroundJob } from './background-job.js';
+import { CatalogSync } from './catalog/service.js';
 import type { Config } from './config.js';
 import type { Database, Executor } from './db/client.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
@@ -53,6 +54,8 @@ export interface Services {
   learning: LearningService;
   audit: AuditService;
   settings: SettingsService;
+  /** Declarative catalog sync (POST /v1/catalog/sync). */
+  catalog: CatalogSync;
   /** Upstream MCP servers (the gateway) and calls through the registry. */
   upstreams: UpstreamService;
   calls: CallService;
@@ -135,6 +138,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     learning,
     audit: new AuditService(reads),
     settings,
+    catalog: new CatalogSync(db, tools, new ToolValidator(config.limits), config.limits.bodyBytes, log),
     upstreams,
     calls,
     indexer,

@@ -22,6 +22,12 @@ export interface ReadReplicaStatus {
   readonly lagMs: number | undefined;
 }
 
+/** What the indexing collectors read (src/embedding/indexer.ts): a cached backlog count and live totals. */
+export interface IndexingStats {
+  backlog(): Promise<{ pending: number; failed: number }>;
+  readonly throughput: { readonly tools: number; readonly texts: number; readonly textsPerSecond: number | undefined; etaSeconds(pending: number): number | undefined };
+}
+
 /** Outcome of one execution-time authorization, as the gateway was told. */
 export type AuthorizeOutcome = 'allow' | 'deny';
 
@@ -211,6 +217,57 @@ export class ServiceMetrics {
         this.set(stats.buffered);
       },
     });
+  }
+
+  /**
+   * Exposes vector indexing: the service-wide backlog (active tools waiting for vectors, or whose
+   * last attempt failed), tools and texts indexed, the recent rate and the backlog's ETA. Labels are
+   * fixed (state: pending, failed): no tenant or tool ever becomes a label.
+   */
+  trackIndexing(indexing: IndexingStats): void {
+    const registry = [this.registry];
+    const { throughput } = indexing;
+    new Gauge({
+      name: 'tool_registry_index_backlog_tools',
+      help: 'Active tools without current vectors, by state: pending (waiting for the indexer), failed (last attempt failed; retried)',
+      labelNames: ['state'],
+      registers: registry,
+      async collect() {
+        const backlog = await indexing.backlog();
+        this.set({ state: 'pending' }, backlog.pending);
+        this.set({ state: 'failed' }, backlog.failed);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_index_eta_seconds',
+      help: 'Seconds until the pending backlog is indexed at the recent rate (0: nothing pending; NaN: rate unknown yet)',
+      registers: registry,
+      async collect() {
+        this.set(throughput.etaSeconds((await indexing.backlog()).pending) ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_index_texts_per_second',
+      help: 'Texts the indexer encoded per second of indexing over its last batches (NaN before the first)',
+      registers: registry,
+      collect() {
+        this.set(throughput.textsPerSecond ?? Number.NaN);
+      },
+    });
+    for (const [name, help, total] of [
+      ['tool_registry_index_tools_total', 'Tools whose vectors the indexer stored', () => throughput.tools],
+      ['tool_registry_index_texts_total', 'Texts the indexer encoded (texts with a current vector are reused, not counted)', () => throughput.texts],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: registry,
+        collect() {
+          this.reset();
+          this.inc(total());
+        },
+      });
+    }
   }
 
   /** Exposes database pool usage (node-postgres); PGlite is a single in-process connection. */
