@@ -29,6 +29,8 @@ import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import { createServices, type Services } from './services.js';
 import settingsRoutes from './settings/routes.js';
+import httpSpans from './telemetry/http-spans.js';
+import { activeTracer } from './telemetry/tracer.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import upstreamRoutes from './upstreams/routes.js';
@@ -129,6 +131,8 @@ function vectorIndexReadiness(indexer: EmbeddingIndexer | undefined): string {
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  // First, so the request's span is the parent of everything else it runs (tracing on only).
+  if (activeTracer()) await app.register(httpSpans);
   capConnectionsPerClient(app.server, deps.config.limits.connectionsPerClient);
   // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
   app.removeContentTypeParser('text/plain');
