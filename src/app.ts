@@ -31,6 +31,7 @@ import { createServices, type Services } from './services.js';
 import settingsRoutes from './settings/routes.js';
 import httpSpans from './telemetry/http-spans.js';
 import { activeTracer } from './telemetry/tracer.js';
+import { catalogSize } from './tools/catalog-size.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import upstreamRoutes from './upstreams/routes.js';
@@ -90,6 +91,8 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Gauges and counters read from the services' own statistics. */
 function trackServices(app: FastifyInstance, services: Services, deps: AppDependencies): void {
   app.metrics.trackDiscoveryLog(services.discoveryLog.stats);
+  app.metrics.trackShortlistQuality(services.shortlistQuality.stats);
+  app.metrics.trackCatalogSize(() => catalogSize(app.reads));
   if (services.shortlists.enabled) app.metrics.trackShortlistCache(services.shortlists.stats);
   if (services.queryEmbeddings) app.metrics.trackQueryEmbeddings(services.queryEmbeddings.stats);
   const encoder = deps.embedder;
