@@ -22,6 +22,7 @@ import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import { logToolName } from './http/request-log.js';
 import learningRoutes from './learning/routes.js';
 import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
@@ -142,6 +143,8 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // After authentication (which names the tenant and subject) and body parsing, on every route.
+  app.addHook('preHandler', logToolName);
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
