@@ -1,5 +1,5 @@
 import type { PGlite, Transaction } from '@electric-sql/pglite';
-import { SpanKind } from '@opentelemetry/api';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { ATTR_DB_OPERATION_NAME, ATTR_DB_QUERY_TEXT, ATTR_DB_SYSTEM_NAME, DB_SYSTEM_NAME_VALUE_POSTGRESQL } from '@opentelemetry/semantic-conventions';
 import type pg from 'pg';
 
@@ -10,7 +10,8 @@ import { activeTracer, recordFailure } from '../telemetry/tracer.js';
  * every repository, transaction and migration passes here, whichever door it came through.
  * Auto-instrumentation of pg would miss PGlite in process and needs module hooks under ESM. The
  * span carries the statement's text, which is parameterized ($1, $2...): never the values.
- * With tracing off, each statement costs one check.
+ * Statements outside any span (background passes, migrations) are not traced. With tracing off,
+ * each statement costs one check.
  */
 
 // Long statements (retrieval, migrations) are cut: a trace backend is not a SQL archive.
@@ -19,7 +20,8 @@ const MAX_TEXT = 2048;
 /** Runs one statement inside a client span named after its operation (SELECT, INSERT, BEGIN...). */
 export function traceStatement<T>(text: string, run: () => Promise<T>): Promise<T> {
   const tracer = activeTracer();
-  if (!tracer) return run();
+  // Only inside a traced operation: a background pass's statements would each be a trace of their own.
+  if (!tracer || trace.getSpan(context.active()) === undefined) return run();
   const operation = /^\s*([a-z]+)/i.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
   const attributes = {
     [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
