@@ -11,6 +11,7 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   ['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls'],
+  ['telemetry'],
   ['db', 'auth'],
   ['http'],
   ['audit'],

@@ -24,6 +24,7 @@ import errorHandler, { type ErrorBody } from './http/error-handler.js';
 import healthRoutes, { type IndexReadiness } from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import { logToolName } from './http/request-log.js';
 import learningRoutes from './learning/routes.js';
 import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
@@ -31,6 +32,9 @@ import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import { createServices, type Services } from './services.js';
 import settingsRoutes from './settings/routes.js';
+import httpSpans from './telemetry/http-spans.js';
+import { activeTracer } from './telemetry/tracer.js';
+import { catalogSize } from './tools/catalog-size.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import upstreamRoutes from './upstreams/routes.js';
@@ -90,6 +94,8 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Gauges and counters read from the services' own statistics. */
 function trackServices(app: FastifyInstance, services: Services, deps: AppDependencies): void {
   app.metrics.trackDiscoveryLog(services.discoveryLog.stats);
+  app.metrics.trackShortlistQuality(services.shortlistQuality.stats);
+  app.metrics.trackCatalogSize(() => catalogSize(app.reads));
   if (services.shortlists.enabled) app.metrics.trackShortlistCache(services.shortlists.stats);
   if (services.queryEmbeddings) app.metrics.trackQueryEmbeddings(services.queryEmbeddings.stats);
   const encoder = deps.embedder;
@@ -139,12 +145,16 @@ async function indexReadiness(indexer: EmbeddingIndexer): Promise<IndexReadiness
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  // First, so the request's span is the parent of everything else it runs (tracing on only).
+  if (activeTracer()) await app.register(httpSpans);
   capConnectionsPerClient(app.server, deps.config.limits.connectionsPerClient);
   // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
   app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // After authentication (which names the tenant and subject) and body parsing, on every route.
+  app.addHook('preHandler', logToolName);
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });

@@ -11,6 +11,7 @@ import { DiscoveryReport } from './discovery/log-report.js';
 import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js';
 import { ShortlistCache } from './discovery/shortlist-cache.js';
+import { ShortlistQuality } from './discovery/shortlist-quality.js';
 import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
 import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './discovery/term-counts.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
@@ -49,6 +50,8 @@ export interface Services {
   tools: ToolService;
   discovery: DiscoveryService;
   discoveryLog: DiscoveryLogWriter;
+  /** Empty and low-confidence shortlists, counted on their way to the discovery log (metrics). */
+  shortlistQuality: ShortlistQuality;
   discoveryReport: DiscoveryReport;
   authorize: AuthorizeService;
   learning: LearningService;
@@ -99,8 +102,9 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
   const discoveryLog = new DiscoveryLogWriter(db, log);
   const shortlists = new ShortlistCache(config.discovery.cache);
+  const shortlistQuality = new ShortlistQuality(discoveryLog);
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
-    log: discoveryLog,
+    log: shortlistQuality,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
     reads,
     scoreFloors: config.discovery,
@@ -133,6 +137,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     tools,
     discovery,
     discoveryLog,
+    shortlistQuality,
     discoveryReport: new DiscoveryReport(reads, discoveryLog),
     authorize,
     learning,

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import { AppError } from '../errors.js';
+import { inSpan, startStage } from '../telemetry/tracer.js';
 import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
 import { documentOf, toCard } from '../tools/views.js';
@@ -160,12 +161,13 @@ export class DiscoveryService {
     const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
-    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.intentText) : undefined;
+    const embeddings = this.embeddings;
+    const vector = embeddings && requested !== 'lexical' ? await inSpan('discover.embed', () => embeddings.embed(principal.tenant, query.intentText)) : undefined;
     const searchMode: RankingMode = vector ? requested : 'lexical';
     const embedded = performance.now();
-    const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes, revision);
+    const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
     const counted = performance.now();
-    const { candidates, vectorSearch } = await retrieveCandidates(this.reads, {
+    const { candidates, vectorSearch } = await inSpan('discover.retrieval', () => retrieveCandidates(this.reads, {
       visibility,
       filters: input.filters ?? {},
       text: query.lexicalText,
@@ -178,15 +180,16 @@ export class DiscoveryService {
           ? { model: this.embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
           : undefined,
       depth: CANDIDATE_DEPTH,
-    });
+    }));
     const retrieved = performance.now();
     // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
     const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode, { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) });
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
-    const rows = new Map((await shortlistRows(this.reads, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
+    const rows = new Map((await inSpan('discover.fetch', () => shortlistRows(this.reads, visibility, top.map((r) => r.toolId)))).map((row) => [row.id, row]));
     const fetched = performance.now();
+    const rendering = startStage('discover.render');
     const tools: DiscoveredTool[] = [];
     let shortlistTokens = 0;
     for (const { toolId, score } of top) {
@@ -195,6 +198,7 @@ export class DiscoveryService {
       tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema: renderTool(documentOf(row), input.format) });
       shortlistTokens += (row.tokenCosts as Record<Format, number>)[input.format] ?? 0;
     }
+    rendering.end();
     const rendered = performance.now();
     return {
       // Filed under the revision read before any of it: a change committed meanwhile bumps past it.
