@@ -81,7 +81,8 @@ function keyFacts(root: Json, schema: Schema, key: string, depth: number): KeyFa
   for (const part of conjuncts(root, schema)) merge(facts, keyFacts(root, part, key, depth + 1));
   for (const branches of disjuncts(schema, 'object')) {
     const each = branches.map((branch) => keyFacts(root, branch, key, depth + 1));
-    merge(facts, { required: each.some((f) => f.required), declared: each.some((f) => f.declared), rejects: each.length > 0 && each.every((f) => f.rejects) });
+    // Required only when every branch requires it: a key one branch needs is still optional.
+    merge(facts, { required: each.length > 0 && each.every((f) => f.required), declared: each.some((f) => f.declared), rejects: each.length > 0 && each.every((f) => f.rejects) });
   }
   return facts;
 }
