@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
 import type { ErrorDetail } from '../errors.js';
+import { type Format, strictOptionProblem } from '../tools/formats.js';
 import { expandIdentifiers } from '../tools/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
@@ -117,9 +118,14 @@ export function queryProblem(query: string): string | undefined {
  * store, since both are written to the discovery log (a lone surrogate in an MCP filter tag
  * once emptied the log for every tenant). Pointers are into the request body.
  */
-export function discoverInputProblems(input: { query: string; filters?: Record<string, unknown> | undefined }): ErrorDetail[] {
+export function discoverInputProblems(input: { query: string; format: Format; strict?: boolean | undefined; filters?: Record<string, unknown> | undefined }): ErrorDetail[] {
   const problem = queryProblem(input.query);
-  return [...(problem ? [{ pointer: '/query', message: problem }] : []), ...textProblems(input.filters ?? {}, '/filters')].map((detail) => ({ ...detail, in: 'body' as const }));
+  const strict = strictOptionProblem(input.format, input.strict);
+  return [
+    ...(problem ? [{ pointer: '/query', message: problem }] : []),
+    ...(strict ? [{ pointer: '/strict', message: strict }] : []),
+    ...textProblems(input.filters ?? {}, '/filters'),
+  ].map((detail) => ({ ...detail, in: 'body' as const }));
 }
 
 /** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs. */

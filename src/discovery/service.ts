@@ -6,7 +6,8 @@ import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import { AppError } from '../errors.js';
 import { inSpan, startStage } from '../telemetry/tracer.js';
 import type { Format } from '../tools/formats.js';
-import { renderTool } from '../tools/formats.js';
+import { renderForModel } from '../tools/formats.js';
+import { tokensOf } from '../tools/tokens.js';
 import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import { catalogRevision } from './catalog-revision.js';
@@ -195,8 +196,10 @@ export class DiscoveryService {
     for (const { toolId, score } of top) {
       const row = rows.get(toolId);
       if (!row) continue; // changed or retired between the two reads: never show it
-      tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema: renderTool(documentOf(row), input.format) });
-      shortlistTokens += (row.tokenCosts as Record<Format, number>)[input.format] ?? 0;
+      const { schema, strictFallback } = renderForModel(documentOf(row), input.format, input.strict);
+      tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema, ...(strictFallback === undefined ? {} : { strict_fallback: strictFallback }) });
+      // Stored costs are of the usual renderings; a strict one is counted as it is sent.
+      shortlistTokens += input.strict === true ? tokensOf(schema) : ((row.tokenCosts as Record<Format, number>)[input.format] ?? 0);
     }
     rendering.end();
     const rendered = performance.now();
