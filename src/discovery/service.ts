@@ -11,7 +11,7 @@ import { tokensOf } from '../tools/tokens.js';
 import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import { catalogRevision } from './catalog-revision.js';
-import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
+import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
 import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
@@ -162,29 +162,43 @@ export class DiscoveryService {
     const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
+    // The request, then each step it names in sequence: every part is ranked alone and the rankings merged.
+    const parts = [query, ...query.steps];
     const embeddings = this.embeddings;
-    const vector = embeddings && requested !== 'lexical' ? await inSpan('discover.embed', () => embeddings.embed(principal.tenant, query.intentText)) : undefined;
-    const searchMode: RankingMode = vector ? requested : 'lexical';
+    const vectors = embeddings && requested !== 'lexical'
+      ? await inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
+      : [];
+    const searchMode: RankingMode = vectors[0] ? requested : 'lexical';
     const embedded = performance.now();
     const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
     const counted = performance.now();
-    const { candidates, vectorSearch } = await inSpan('discover.retrieval', () => retrieveCandidates(this.reads, {
-      visibility,
-      filters: input.filters ?? {},
-      text: query.lexicalText,
-      intentText: query.lexicalIntentText,
-      nameTokens: query.nameTokens,
-      stats,
-      bm25: BM25_PARAMS,
-      vector:
-        vector && this.embeddings
-          ? { model: this.embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
-          : undefined,
-      depth: CANDIDATE_DEPTH,
-    }));
-    const retrieved = performance.now();
-    // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
-    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode, { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) });
+    const rankings: Ranking[] = [];
+    let vectorSearch: VectorSearchOutcome | undefined;
+    let retrieval = 0;
+    for (const [i, part] of parts.entries()) {
+      const before = performance.now();
+      const vector = searchMode === 'lexical' ? undefined : vectors[i];
+      const retrieved = await inSpan('discover.retrieval', () => retrieveCandidates(this.reads, {
+        visibility,
+        filters: input.filters ?? {},
+        text: part.lexicalText,
+        intentText: part.lexicalIntentText,
+        nameTokens: part.nameTokens,
+        stats,
+        bm25: BM25_PARAMS,
+        vector:
+          vector && embeddings
+            ? { model: embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
+            : undefined,
+        depth: CANDIDATE_DEPTH,
+      }));
+      retrieval += performance.now() - before;
+      vectorSearch ??= retrieved.vectorSearch;
+      // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
+      rankings.push(fuse(retrieved.candidates, this.fusion, vector ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) }));
+    }
+    const retrieved = counted + retrieval;
+    const { ranked, lowConfidence } = mergeRankings(rankings);
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
@@ -215,7 +229,7 @@ export class DiscoveryService {
         rendering: rendered - fetched,
       },
       vectorSearch,
-      degraded: vector === undefined && this.embeddings !== undefined && requested !== 'lexical',
+      degraded: vectors[0] === undefined && this.embeddings !== undefined && requested !== 'lexical',
     };
   }
 }
