@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import type { Static } from 'typebox';
 
-import { holdsAll, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { GroupedCalls } from '../grouped-calls.js';
+import { holdsScopes, missingScopes } from '../tools/access.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { exceedsDepth, textProblems } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
@@ -86,7 +87,7 @@ export class AuthorizeService {
     const unreadable = textProblems(input.arguments, '/arguments', { controls: false });
     if (unreadable.length > 0) throw new AppError('validation_failed', 'request body is invalid', unreadable.map((detail) => ({ ...detail, in: 'body' as const })));
     const row = await this.reads.call({ tenantId: principal.tenant, name: input.tool });
-    const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
+    const visible = row !== undefined && holdsScopes(principal.scopes, row.requiredScopes);
     let cached = false;
     let decision: Decision;
     // Internal reasons go to the audit log only: the caller never learns whether an invisible tool exists.
@@ -94,7 +95,7 @@ export class AuthorizeService {
     if (!row || !visible) {
       decision = deny(input.tool, null, [{ code: 'unknown_tool', message: `tool '${input.tool}' is not available to this caller` }]);
       auditReasons = row
-        ? [{ code: 'missing_scopes', missing: row.requiredScopes.filter((s) => !principal.scopes.includes(s)) }]
+        ? [{ code: 'missing_scopes', missing: missingScopes(principal.scopes, row.requiredScopes) }]
         : [{ code: 'unknown_tool' }];
     } else {
       const checked = this.check(row, principal, input);

@@ -2,8 +2,8 @@ import { and, getTableColumns, inArray, param, type SQL, sql } from 'drizzle-orm
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
+import { heldScopeSets, postingVisibleTo, scopesHeld, type Visibility, visibleTo } from '../tools/access.js';
 import { type Format, FORMATS } from '../tools/formats.js';
-import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
 import type { ShortlistRow } from '../tools/views.js';
 import { type Bm25Params, commonTermPostings, QUOTED_WORD_WEIGHT, type SearchedTerm, type TermCount, termWeights } from './bm25f.js';
 import { combine, type DiscoveryFilters, lexicalLeg, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
@@ -29,7 +29,7 @@ export interface CatalogStats {
 
 /** One aggregate over the tenant's active tools: what the caller sees, and how many it does not. */
 export async function catalogStats(executor: Executor, tenantId: string, scopes: readonly string[]): Promise<CatalogStats> {
-  const visible = sql`${tools.requiredScopes} <@ ${param([...scopes])}::text[]`;
+  const visible = scopesHeld(scopes);
   const [row] = await rowsOf<Record<string, unknown>>(executor.execute(sql`
     select count(*) filter (where ${visible})::int as visible,
            count(*) filter (where not ${visible})::int as withheld,

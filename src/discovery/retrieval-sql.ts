@@ -9,7 +9,7 @@ import { toSql } from 'pgvector';
 
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
-import { postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
+import { postingVisibleTo, type Visibility, visibleTo } from '../tools/access.js';
 import type { Bm25Params, TermWeight } from './bm25f.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import { AppError } from '../errors.js';
+import { usableBy } from '../tools/access.js';
 import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
 import { documentOf, toCard } from '../tools/views.js';
@@ -157,7 +158,7 @@ export class DiscoveryService {
     revision: number,
   ): Promise<Computed> {
     const started = performance.now();
-    const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
+    const visibility = usableBy(principal);
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
     const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.intentText) : undefined;

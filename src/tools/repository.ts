@@ -1,17 +1,11 @@
-import { and, arrayOverlaps, asc, eq, gt, param, type SQL, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
 import { type ToolRow, tools, toolVersions } from '../db/schema.js';
+import { type Visibility, visibleTo } from './access.js';
 
 export type ToolInsert = typeof tools.$inferInsert;
 export type ToolVersionRow = typeof toolVersions.$inferSelect;
-
-/** Who may see what: a scope set, or null for a publisher who sees the whole tenant. */
-export interface Visibility {
-  tenantId: string;
-  scopes: readonly string[] | null;
-  includeRetired: boolean;
-}
 
 /** The tool named `name` in the tenant, whatever its status (FOR UPDATE inside a write). */
 export async function findTool(executor: Executor, tenantId: string, name: string, forUpdate = false): Promise<ToolRow | undefined> {
@@ -37,47 +31,6 @@ export async function findNameClash(executor: Executor, tenantId: string, name: 
     .from(tools)
     .where(and(eq(tools.tenantId, tenantId), sql`canonical_name = ${canonicalName(name)} and not canonical_name_legacy`));
   return rows[0]?.name;
-}
-
-/** A text[] literal built from bound parameters; `array[]::text[]` when empty. */
-// One array parameter, not one per element: a caller with a hundred scopes made drizzle build and
-// the driver send a hundred parameters in every statement (~0.5 ms of a shortlist fetch).
-function textArray(values: readonly string[]) {
-  return sql`${param([...values])}::text[]`;
-}
-
-/** The SQL predicate of the security filter shared by listing and every retrieval leg. */
-export function visibleTo(visibility: Visibility) {
-  return and(
-    eq(tools.tenantId, visibility.tenantId),
-    visibility.includeRetired ? undefined : eq(tools.status, 'active'),
-    // Not drizzle's arrayContained: it throws on an empty list, and a caller without scopes must
-    // still see the tools that need none (`'{}' <@ '{}'` is true).
-    visibility.scopes === null ? undefined : sql`${tools.requiredScopes} <@ ${textArray(visibility.scopes)}`,
-  );
-}
-
-/**
- * The same security filter for BM25 postings, which carry their tool's tenant and the number of
- * its scope set (migration 0015; copied in the transaction of every change) and exist only for
- * active tools. `scopeSets` are the numbers of the tenant's scope sets the caller holds
- * (`heldScopeSets`), inlined as a constant so PostgreSQL hashes the lookup; ignored when
- * `visibility.scopes` is null (no scope filter).
- */
-export function postingVisibleTo(visibility: Visibility, posting: string, scopeSets: readonly number[]): SQL {
-  if (visibility.includeRetired) throw new Error('postings exist only for active tools');
-  const alias = sql.raw(posting);
-  if (visibility.scopes === null) return sql`${alias}.tenant_id = ${visibility.tenantId}`;
-  const ids = scopeSets.map((id) => {
-    if (!Number.isSafeInteger(id)) throw new Error(`bad scope set number ${id}`);
-    return String(id);
-  });
-  return sql`${alias}.tenant_id = ${visibility.tenantId} and ${alias}.scope_set = any(${sql.raw(`'{${ids.join(',')}}'::int[]`)})`;
-}
-
-/** SQL for the numbers of the tenant's scope sets that `scopes` hold (every one a tool requires). */
-export function heldScopeSets(tenantId: string, scopes: readonly string[]): SQL {
-  return sql`(select coalesce(array_agg(s.id order by s.id), '{}') from scope_sets s where s.tenant_id = ${tenantId} and s.scopes <@ ${textArray(scopes)})`;
 }
 
 export interface ListOptions {

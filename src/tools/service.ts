@@ -6,6 +6,7 @@ import type { Db, Executor, Tx } from '../db/client.js';
 import { hasErrorCode } from '../db/connection-errors.js';
 import type { ToolRow } from '../db/schema.js';
 import { AppError, toolNotFound } from '../errors.js';
+import { canSee, seenBy } from './access.js';
 import { canonicalJson } from './canonical-json.js';
 import { contentHash } from './content-hash.js';
 import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
@@ -266,22 +267,14 @@ export class ToolService {
     principal: Principal,
     options: { limit: number; cursor?: string; includeRetired: boolean; category?: string; tags?: string[] },
   ): Promise<{ rows: ToolRow[]; nextCursor: string | null }> {
-    const publisher = isPublisher(principal);
     const rows = await repo.listTools(
       this.reads,
-      { tenantId: principal.tenant, scopes: publisher ? null : principal.scopes, includeRetired: publisher && options.includeRetired },
+      seenBy(principal, options.includeRetired),
       { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
     );
     const page = rows.slice(0, options.limit);
     return { rows: page, nextCursor: rows.length > options.limit ? encodeCursor(page.at(-1)!.name) : null };
   }
-}
-
-/** Whether a caller may see a tool at all: the one rule behind GET, listing and 404s. */
-export function canSee(principal: Principal, row: Pick<ToolRow, 'tenantId' | 'status' | 'requiredScopes'>): boolean {
-  if (row.tenantId !== principal.tenant) return false;
-  if (isPublisher(principal)) return true;
-  return row.status === 'active' && row.requiredScopes.every((s) => principal.scopes.includes(s));
 }
 
 function matchesEtag(header: string, etag: string): boolean {
