@@ -1,5 +1,5 @@
 import { MISSING, resolvePointer } from '../json-pointer.js';
-import type { PolicyCondition, PolicyRule } from '../tools/policy-rule.js';
+import type { PolicyCondition, PolicyRule } from '../tools/model.js';
 
 /**
  * Evaluation of a tool's argument-level policy rules at authorize time. Their shape and the

@@ -1,4 +1,4 @@
-import type { ToolDocument } from './document.js';
+import type { ToolDocument } from './model.js';
 import { openAiStrictCompatible } from './openai-strict.js';
 
 export const FORMATS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw'] as const;

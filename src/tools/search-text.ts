@@ -1,7 +1,7 @@
 // What the lexical index reads of a tool (its weighted search texts) and the identifier splitting
 // queries share with it. What is embedded is src/embedding/embedding-texts.ts.
 
-import type { ToolDocument } from './document.js';
+import type { ToolDocument } from './model.js';
 
 /**
  * Splits identifiers into words so the text index sees what users type:

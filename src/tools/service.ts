@@ -9,7 +9,7 @@ import { AppError, toolNotFound } from '../errors.js';
 import { canSee, seenBy } from './access.js';
 import { canonicalJson } from './canonical-json.js';
 import { contentHash } from './content-hash.js';
-import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
+import { TOOL_NAME_PATTERN, type ToolDocument } from './model.js';
 import * as repo from './repository.js';
 import { searchTexts } from './search-text.js';
 import { tokenCosts } from './tokens.js';

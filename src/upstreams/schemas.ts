@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 
 import { AuthorizeBody } from '../authorize/schemas.js';
+import { Scope, SENSITIVITIES, Sensitivity } from '../tools/model.js';
 
 /** The shapes of /v1/upstreams and /v1/call: the routes validate and document them, the services' types derive from them. */
 
@@ -18,8 +19,8 @@ export const UpstreamBody = Type.Object(
         description: 'sent to this upstream only (credentials); stored encrypted, never returned',
       }),
     ),
-    required_scopes: Type.Optional(Type.Array(Type.String({ pattern: '^[\\x21-\\x7E]{1,128}$' }), { maxItems: 32, description: 'scopes every tool of the upstream requires' })),
-    sensitivity: Type.Optional(Type.Enum(['low', 'medium', 'high'], { description: 'every tool\'s sensitivity; default: from its annotations' })),
+    required_scopes: Type.Optional(Type.Array(Scope, { maxItems: 32, description: 'scopes every tool of the upstream requires' })),
+    sensitivity: Type.Optional(Type.Enum([...SENSITIVITIES], { description: 'every tool\'s sensitivity; default: from its annotations' })),
     side_effects: Type.Optional(Type.Boolean({ description: 'every tool\'s side_effects; default: from its annotations' })),
   },
   { additionalProperties: false },
@@ -45,7 +46,7 @@ export const UpstreamView = Type.Object({
   synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'the last successful sync' }),
   last_error: Type.Union([Type.String(), Type.Null()]),
   required_scopes: Type.Array(Type.String()),
-  sensitivity: Type.Union([Type.Enum(['low', 'medium', 'high']), Type.Null()]),
+  sensitivity: Type.Union([Sensitivity, Type.Null()]),
   side_effects: Type.Union([Type.Boolean(), Type.Null()]),
   has_headers: Type.Boolean({ description: 'whether headers are stored (their names and values are never shown)' }),
   created_at: Type.String({ format: 'date-time' }),
