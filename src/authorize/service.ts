@@ -3,12 +3,13 @@ import type { Static } from 'typebox';
 
 import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
-import { AppError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { GroupedCalls } from '../grouped-calls.js';
 import { holdsScopes, missingScopes } from '../tools/access.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
-import { exceedsDepth, textProblems } from '../tools/validation.js';
+import { exceedsDepth } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
+import { authorizeInputProblems } from './input.js';
 import { evaluatePolicy } from './policy.js';
 import { findForDecisions, recordDecisions, type ToolForDecision, type ToolKey } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
@@ -79,13 +80,11 @@ export class AuthorizeService {
     this.reads = new GroupedCalls(async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })), DEFAULT_READ_GROUP);
   }
 
-  /** The decision, audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */
+  /** The decision (a 400 for input authorizeInputProblems refuses), audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */
   async authorize(principal: Principal, input: AuthorizeInput, action: 'authorize' | 'call' = 'authorize'): Promise<Decision> {
-    // Before the database: a NUL or an unpaired surrogate reads differently to every parser (a
-    // gateway may drop it, so "root\ud800" would pass an `in ["root"]` rule and run as root), and
-    // in a key it would reach the audit entry's pointers, which PostgreSQL cannot store.
-    const unreadable = textProblems(input.arguments, '/arguments', { controls: false });
-    if (unreadable.length > 0) throw new AppError('validation_failed', 'request body is invalid', unreadable.map((detail) => ({ ...detail, in: 'body' as const })));
+    // Before the database, for every door alike (authorizeInputProblems says why).
+    const problems = authorizeInputProblems(input);
+    if (problems.length > 0) throw invalidInput(problems);
     const row = await this.reads.call({ tenantId: principal.tenant, name: input.tool });
     const visible = row !== undefined && holdsScopes(principal.scopes, row.requiredScopes);
     let cached = false;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
-import { AppError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { usableBy } from '../tools/access.js';
 import type { Format } from '../tools/formats.js';
 import { renderTool } from '../tools/formats.js';
@@ -102,10 +102,7 @@ export class DiscoveryService {
   /** Discovers for `principal`; refuses (400) a request discoverInputProblems finds fault with, whichever door it came through. */
   async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
     const problems = discoverInputProblems(input);
-    if (problems.length > 0) {
-      // The message names the fields too: an MCP client sees only the message.
-      throw new AppError('validation_failed', problems.map((p) => `${p.pointer.slice(1)} ${p.message}`).join('; '), problems);
-    }
+    if (problems.length > 0) throw invalidInput(problems);
     const started = performance.now();
     const query = prepareQuery(input.query);
     // One primary-key read: both caches serve only at the revision it names.

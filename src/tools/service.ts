@@ -5,7 +5,7 @@ import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { hasErrorCode } from '../db/connection-errors.js';
 import type { ToolRow } from '../db/schema.js';
-import { AppError, toolNotFound } from '../errors.js';
+import { AppError, invalidInput, toolNotFound } from '../errors.js';
 import { canSee, seenBy } from './access.js';
 import { canonicalJson } from './canonical-json.js';
 import { contentHash } from './content-hash.js';
@@ -249,8 +249,10 @@ export class ToolService {
   /**
    * GET one: 404 unless the caller may see it (publishers see retired tools too). Publishers read
    * the primary, so the version they just published (and its ETag for If-Match) is what they get.
+   * A name no tool can have is a 400, as the route's path schema answers (MCP describe_tool has no such schema).
    */
   async get(principal: Principal, name: string): Promise<ToolRow> {
+    if (!TOOL_NAME.test(name)) throw invalidInput([{ pointer: '/name', message: `must match pattern "${TOOL_NAME_PATTERN}"`, in: 'params' }]);
     const row = await repo.findTool(isPublisher(principal) ? this.db : this.reads, principal.tenant, name);
     if (!row || !canSee(principal, row)) throw toolNotFound(name);
     return row;
@@ -277,6 +279,8 @@ export class ToolService {
   }
 }
 
+const TOOL_NAME = new RegExp(TOOL_NAME_PATTERN);
+
 function matchesEtag(header: string, etag: string): boolean {
   return header.split(',').some((candidate) => {
     const value = candidate.trim().replace(/^W\//, '');
@@ -291,7 +295,7 @@ export function encodeCursor(name: string): string {
 
 export function decodeCursor(cursor: string): string {
   const name = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!new RegExp(TOOL_NAME_PATTERN).test(name)) {
+  if (!TOOL_NAME.test(name)) {
     throw new AppError('validation_failed', 'invalid cursor', [{ pointer: '/cursor', message: 'is not a cursor returned by this API', in: 'querystring' }]);
   }
   return name;
