@@ -73,7 +73,7 @@ function holds(condition: PolicyCondition, args: unknown): boolean | typeof INDE
 }
 
 /** One rule that stopped the call. */
-export interface PolicyViolation {
+interface PolicyViolation {
   rule: string;
   message: string;
   missingScopes: string[];

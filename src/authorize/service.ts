@@ -14,16 +14,15 @@ import { evaluatePolicy } from './policy.js';
 import { findForDecisions, recordDecisions, type ToolForDecision, type ToolKey } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
-export type AuthorizeInput = Static<typeof AuthorizeBody>;
+type AuthorizeInput = Static<typeof AuthorizeBody>;
 export type Reason = Static<typeof ReasonSchema>;
-export type ReasonCode = Reason['code'];
 export type Decision = Static<typeof AuthorizeResponse>;
 
 /** Tool rows read per statement at most. */
-export const DEFAULT_READ_GROUP = 128;
+const DEFAULT_READ_GROUP = 128;
 
 /** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
-export const MAX_ARGUMENT_DEPTH = 64;
+const MAX_ARGUMENT_DEPTH = 64;
 
 /** Fails closed for a stored schema that no longer compiles (e.g. a pattern now refused as unsafe). */
 const uncheckable: CompiledValidator = () => [{ pointer: '/', message: "the tool's parameter schema cannot be checked; the publisher must republish the tool" }];
@@ -51,7 +50,7 @@ export interface CitedCallListener {
 const NO_LISTENER: CitedCallListener = { enabled: false, cited: async () => false };
 
 /** Called once per decision (metrics). */
-export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
+type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
 
 /**
  * The gateway's check before a tool call. Everything comes from the verified token and the

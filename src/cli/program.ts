@@ -38,7 +38,7 @@ function withConnection(command: Command): Command {
 }
 
 /** A problem found by a command itself (printed without a stack), with its exit code. */
-export class CliError extends Error {
+class CliError extends Error {
   override readonly name = 'CliError';
 
   constructor(
@@ -112,7 +112,7 @@ async function pushAndReport(io: CliIo, state: State, flags: PushFlags, loaded: 
 }
 
 /** Builds the `tool-registry` command line; output goes to `io`, the exit code to `state`. */
-export function createProgram(io: CliIo, state: State): Command {
+function createProgram(io: CliIo, state: State): Command {
   const program = new Command('tool-registry')
     .version(VERSION)
     .description('Tool registry for AI agents: run the service, publish tools, query discovery')

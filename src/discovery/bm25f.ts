@@ -30,7 +30,7 @@ export interface Posting {
  * description text still let "forget everything about Bob" pull every `everything_` tool ahead
  * of the memory deletion: with no other word matching, it set the lexical scale alone).
  */
-export const NAMESPACE_MIN_TOOLS = 3;
+const NAMESPACE_MIN_TOOLS = 3;
 
 /** Whether a lexeme's postings make it a namespace word (see NAMESPACE_MIN_TOOLS). */
 export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
@@ -102,7 +102,7 @@ export function idf(visible: number, documentFrequency: number): number {
  * the fields are pooled before saturation, so a word repeated in the description cannot outweigh
  * one occurrence in the name).
  */
-export function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLength: FieldVector, params: Bm25Params, namespace = false): number {
+function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLength: FieldVector, params: Bm25Params, namespace = false): number {
   const weights = [namespace ? 0 : params.weights.A, params.weights.B, params.weights.C, params.weights.D];
   let tf = 0;
   for (let field = 0; field < 4; field += 1) {

@@ -33,7 +33,7 @@ export interface Evidence {
  * absolute measure of fit, which a small catalog needs (among five tools, three of them alike, the
  * right one hardly stands out). The cosine weight was fitted with the local encoder.
  */
-export interface Calibration {
+interface Calibration {
   intercept: number;
   standout: number;
   cosine: number;
@@ -98,7 +98,7 @@ export const LEXICAL_BACKGROUND = 10;
  */
 export const MIN_COSINE_DEVIATION = 0.05;
 
-export interface Ranked {
+interface Ranked {
   toolId: number;
   /** Calibrated estimate that the tool fits the request (1 for an exact name match). */
   score: number;
@@ -111,13 +111,13 @@ export interface Ranked {
 export const RANKING_MODES = ['hybrid', 'lexical', 'vector'] as const;
 export type RankingMode = (typeof RANKING_MODES)[number];
 
-export interface Ranking {
+interface Ranking {
   ranked: Ranked[];
   lowConfidence: boolean;
 }
 
 /** What fusion knows about the caller's catalog beyond the candidates. */
-export interface PoolContext {
+interface PoolContext {
   /**
    * How many tools a lexical-only pool stands for: candidates without a matching word are not
    * returned, so their zeros are added back up to this many (the size of a hybrid pool, or the

@@ -5,8 +5,8 @@ import { expandIdentifiers } from '../tools/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
 /** Which part of a long request the search used. */
-export const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
-export type SearchedPart = (typeof SEARCHED_PARTS)[number];
+const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
+type SearchedPart = (typeof SEARCHED_PARTS)[number];
 
 
 /** A request prepared for both retrieval legs. */
@@ -106,7 +106,7 @@ function headAndTail(text: string, limit: number): string {
 }
 
 /** Why a request cannot be searched (blank, or text PostgreSQL cannot store), or undefined. */
-export function queryProblem(query: string): string | undefined {
+function queryProblem(query: string): string | undefined {
   if (query.trim() === '') return 'must contain some text';
   return textProblems(query)[0]?.message;
 }

@@ -61,7 +61,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
 }
 
 /** One candidate tool with whatever each leg said about it. */
-export interface Candidate {
+interface Candidate {
   toolId: number;
   /** BM25F score; null when no query word matches the tool. */
   lexical: number | null;
@@ -94,7 +94,7 @@ export interface RetrievalRequest {
 export type VectorSearchOutcome = 'exact' | 'index' | 'index_fallback';
 
 /** Candidates, and how the vector leg found them (undefined without a query vector). */
-export interface Retrieved {
+interface Retrieved {
   candidates: Candidate[];
   vectorSearch: VectorSearchOutcome | undefined;
 }

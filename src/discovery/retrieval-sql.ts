@@ -25,7 +25,7 @@ export type VectorSearch =
   /** The model's HNSW index with an iterative scan, filtered by the same predicate. */
   | 'index';
 
-export interface LexicalLegInput {
+interface LexicalLegInput {
   visibility: Visibility;
   filters: DiscoveryFilters;
   /** The query's searched lexemes with their weights (termWeights in bm25f.ts: common words already left out). */
@@ -40,7 +40,7 @@ export interface LexicalLegInput {
   depth: number;
 }
 
-export interface VectorLegInput {
+interface VectorLegInput {
   visibility: Visibility;
   filters: DiscoveryFilters;
   model: string;
@@ -50,7 +50,7 @@ export interface VectorLegInput {
 }
 
 /** Caller filters (category, tags) on the tool row, or undefined when there are none. */
-export function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
+function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
   return and(
     filters.category === undefined ? undefined : eq(tools.category, filters.category),
     filters.tags === undefined || filters.tags.length === 0 ? undefined : arrayOverlaps(tools.tags, filters.tags),

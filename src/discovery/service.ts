@@ -18,7 +18,7 @@ import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js
 import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
 
 /** Milliseconds spent per stage of computing a shortlist (a cache miss). */
-export interface ComputeTimings {
+interface ComputeTimings {
   /** Query embedding (cache lookup, or the embedder call on a miss). */
   embedding: number;
   /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
@@ -42,7 +42,7 @@ export interface StageTimings extends Partial<ComputeTimings> {
 }
 
 /** Where discovery log entries go (DiscoveryLogWriter: batched, off the request path). */
-export interface DiscoveryLogSink {
+interface DiscoveryLogSink {
   append(entry: DiscoveryLogEntry): void;
 }
 

@@ -6,7 +6,7 @@ import type { Embedder } from './provider.js';
 import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
-export interface IndexerOptions {
+interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
   batchSize: number;
   /** Delay before retrying after a failure, and the period of the safety sweep. */

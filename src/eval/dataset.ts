@@ -34,7 +34,7 @@ async function readJsonl<T>(path: string): Promise<T[]> {
 }
 
 /** A dataset: its tools, its labelled requests, and the requests no tool serves (infeasible.jsonl, when present). */
-export interface Dataset {
+interface Dataset {
   tools: DatasetTool[];
   queries: DatasetQuery[];
   infeasible: DatasetQuery[];

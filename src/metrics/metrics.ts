@@ -9,21 +9,21 @@ import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
-export interface PoolCounters {
+interface PoolCounters {
   totalCount: number;
   idleCount: number;
   waitingCount: number;
 }
 
 /** What the read-replica collectors read (src/db/read-replica.ts). */
-export interface ReadReplicaStatus {
+interface ReadReplicaStatus {
   readonly counts: { readonly replica: number; readonly primary: number; readonly fellBack: number };
   readonly state: string;
   readonly lagMs: number | undefined;
 }
 
 /** Outcome of one execution-time authorization, as the gateway was told. */
-export type AuthorizeOutcome = 'allow' | 'deny';
+type AuthorizeOutcome = 'allow' | 'deny';
 
 // Buckets in seconds: sub-millisecond resolution where /discover lives, up to the request timeout.
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30];

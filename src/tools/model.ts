@@ -33,8 +33,8 @@ export const SENSITIVITIES = ['low', 'medium', 'high'] as const;
 export const Sensitivity = Type.Enum([...SENSITIVITIES]);
 export type Sensitivity = Static<typeof Sensitivity>;
 
-export const ToolStatus = Type.Enum(['active', 'retired']);
-export type ToolStatus = Static<typeof ToolStatus>;
+const ToolStatus = Type.Enum(['active', 'retired']);
+type ToolStatus = Static<typeof ToolStatus>;
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -127,7 +127,7 @@ export const TokenCosts = Type.Object(Object.fromEntries(FORMATS.map((format) =>
 export type TokenCosts = Static<typeof TokenCosts>;
 
 /** What the registry adds to a stored document. */
-export const ToolState = Type.Object({
+const ToolState = Type.Object({
   status: ToolStatus,
   revision: Type.Integer(),
   tokens: TokenCosts,

@@ -15,7 +15,7 @@ import { textProblems, ToolValidator } from './validation.js';
 import { documentOf, etagOf, type IndexStatus, toCard, toView } from './views.js';
 import { type ToolWarning, toolWarnings } from './warnings.js';
 
-export interface ToolRoutesOptions {
+interface ToolRoutesOptions {
   tools: ToolService;
   /** A tool's learned aliases as publishers see them (learning owns them; shown on the tool's view). */
   learnedAliases: (toolId: number) => Promise<Static<typeof LearnedAlias>[]>;

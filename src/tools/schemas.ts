@@ -27,7 +27,7 @@ export const LearnedAlias = Type.Object({
   last_seen: Type.String({ format: 'date-time' }),
 });
 
-export const ToolWarning = Type.Object(
+const ToolWarning = Type.Object(
   {
     code: Type.Enum([...WARNING_CODES], { description: 'stable code; a tenant may refuse chosen codes (PUT /v1/settings warnings_as_errors)' }),
     pointer: Type.String({ description: 'JSON pointer into the tool document' }),

@@ -29,7 +29,7 @@ export function expandIdentifiers(text: string): string {
 }
 
 /** The four weighted texts of a tool's card (weights A to D): name and aliases, summary/tags/category, description/examples, parameters. */
-export interface SearchTexts {
+interface SearchTexts {
   name: string;
   card: string;
   body: string;

@@ -17,18 +17,18 @@ import { documentOf, etagOf } from './views.js';
 import { MAX_WARNINGS, type ToolWarning, toolWarnings } from './warnings.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
-export type ToolChangeListener = (row: ToolRow) => void;
+type ToolChangeListener = (row: ToolRow) => void;
 
 /**
  * Called inside the transaction of a new version, before its postings are rebuilt: derived text
  * owned elsewhere (learned aliases, whose ranking depends on sensitivity and side effects).
  */
-export type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
+type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
 
 /** The warning codes a tenant refuses (its settings), read inside the publish's transaction. */
-export type WarningsAsErrors = (executor: Executor, tenantId: string) => Promise<readonly string[]>;
+type WarningsAsErrors = (executor: Executor, tenantId: string) => Promise<readonly string[]>;
 
-export interface WriteResult {
+interface WriteResult {
   row: ToolRow;
   etag: string;
   changed: boolean;
@@ -39,7 +39,7 @@ export interface WriteResult {
 /** What a write did, or would do on a dry run. */
 export type WriteOutcome = 'created' | 'updated' | 'restored' | 'unchanged';
 
-export interface WriteOptions {
+interface WriteOptions {
   /** Run every check and write inside a transaction that is rolled back: nothing is stored. */
   dryRun?: boolean;
 }
@@ -70,7 +70,7 @@ async function writeTransaction<T extends { row: ToolRow }>(db: Db, dryRun: bool
 }
 
 /** Top-level document fields in which `next` differs from the stored `current` (what a PUT changes). */
-export function changedFields(current: ToolDocument, next: ToolDocument): string[] {
+function changedFields(current: ToolDocument, next: ToolDocument): string[] {
   const fields = new Set([...Object.keys(current), ...Object.keys(next)]);
   return [...fields].filter((field) => canonicalJson((current as unknown as Record<string, unknown>)[field] ?? null) !== canonicalJson((next as unknown as Record<string, unknown>)[field] ?? null)).sort();
 }

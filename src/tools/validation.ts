@@ -16,7 +16,7 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Outcome of validating a tool document: the normalized document or every problem found. */
-export type ValidationResult = { ok: true; document: ToolDocument } | { ok: false; issues: ErrorDetail[] };
+type ValidationResult = { ok: true; document: ToolDocument } | { ok: false; issues: ErrorDetail[] };
 
 /** Validates tool documents against configurable limits; built once per app. */
 export class ToolValidator {
@@ -103,7 +103,7 @@ function keywordProblems(schema: JsonObject, pointer: string): ErrorDetail[] {
  * Patterns per schema at most. Each is compiled at publish and on the first authorize of a
  * revision, in the event loop: a 232 KB schema of patterns held it 1.7-2.3 s per dry run.
  */
-export const MAX_SCHEMA_PATTERNS = 128;
+const MAX_SCHEMA_PATTERNS = 128;
 
 const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'];
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];

@@ -6,7 +6,7 @@ import { Scope, SENSITIVITIES, Sensitivity } from '../tools/model.js';
 /** The shapes of /v1/upstreams and /v1/call: the routes validate and document them, the services' types derive from them. */
 
 /** An upstream's name: the prefix of its tools' names (`<name>_<tool>`), so short and name-safe. */
-export const UpstreamName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9-]{0,31}$', description: "the upstream's name; its tools are named <name>_<tool>" });
+const UpstreamName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9-]{0,31}$', description: "the upstream's name; its tools are named <name>_<tool>" });
 
 /** What a publisher registers. */
 export const UpstreamBody = Type.Object(
@@ -27,7 +27,7 @@ export const UpstreamBody = Type.Object(
 );
 
 /** One tool a sync could not take, and why. */
-export const SyncError = Type.Object({ tool: Type.Union([Type.String(), Type.Null()], { description: 'the upstream tool, or null when the upstream failed' }), message: Type.String() });
+const SyncError = Type.Object({ tool: Type.Union([Type.String(), Type.Null()], { description: 'the upstream tool, or null when the upstream failed' }), message: Type.String() });
 
 /** What a sync did. */
 export const SyncResult = Type.Object({
