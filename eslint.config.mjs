@@ -11,11 +11,12 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   ['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls'],
+  ['telemetry'],
   ['db', 'auth'],
   ['http'],
   ['audit'],
   ['tools'],
-  ['embedding', 'authorize', 'settings', 'mcp-client'],
+  ['embedding', 'authorize', 'settings', 'mcp-client', 'catalog'],
   ['discovery', 'learning', 'upstreams'],
   ['metrics', 'mcp', 'ui', 'bootstrap', 'services'],
   ['app'],

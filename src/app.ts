@@ -7,21 +7,24 @@ import auditRoutes from './audit/routes.js';
 import authPlugin from './auth/plugin.js';
 import type { TokenVerifier } from './auth/verifier.js';
 import authorizeRoutes from './authorize/routes.js';
+import catalogRoutes from './catalog/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import databasePlugin from './db/plugin.js';
 import type { ReadReplica } from './db/read-replica.js';
 import discoveryRoutes from './discovery/routes.js';
 import type { EmbeddingIndexer } from './embedding/indexer.js';
+import { indexProgress } from './embedding/progress.js';
 import type { Embedder } from './embedding/provider.js';
 import { indexStatus } from './embedding/repository.js';
 import { refuseWhileBusy } from './http/busy-gate.js';
 import { capConnectionsPerClient } from './http/connection-cap.js';
 import cors from './http/cors.js';
 import errorHandler, { type ErrorBody } from './http/error-handler.js';
-import healthRoutes from './http/health-routes.js';
+import healthRoutes, { type IndexReadiness } from './http/health-routes.js';
 import openapi from './http/openapi.js';
 import principalRateLimit from './http/rate-limit.js';
+import { logToolName } from './http/request-log.js';
 import learningRoutes from './learning/routes.js';
 import { learnedAliasView } from './learning/views.js';
 import resourceMetadataRoutes from './mcp/resource-metadata.js';
@@ -29,6 +32,9 @@ import mcpRoutes from './mcp/routes.js';
 import metricsPlugin from './metrics/plugin.js';
 import { createServices, type Services } from './services.js';
 import settingsRoutes from './settings/routes.js';
+import httpSpans from './telemetry/http-spans.js';
+import { activeTracer } from './telemetry/tracer.js';
+import { catalogSize } from './tools/catalog-size.js';
 import toolRoutes from './tools/routes.js';
 import uiRoutes from './ui/plugin.js';
 import upstreamRoutes from './upstreams/routes.js';
@@ -88,12 +94,15 @@ export function fastifyOptions(config: Config, logger?: FastifyBaseLogger): Fast
 /** Gauges and counters read from the services' own statistics. */
 function trackServices(app: FastifyInstance, services: Services, deps: AppDependencies): void {
   app.metrics.trackDiscoveryLog(services.discoveryLog.stats);
+  app.metrics.trackShortlistQuality(services.shortlistQuality.stats);
+  app.metrics.trackCatalogSize(() => catalogSize(app.reads));
   if (services.shortlists.enabled) app.metrics.trackShortlistCache(services.shortlists.stats);
   if (services.queryEmbeddings) app.metrics.trackQueryEmbeddings(services.queryEmbeddings.stats);
   const encoder = deps.embedder;
   if (encoder?.counters) app.metrics.trackEncoder(() => encoder.counters!());
   if (deps.database.pool) app.metrics.trackPool(deps.database.pool);
   if (deps.readReplica) app.metrics.trackReadReplica(deps.readReplica);
+  if (services.indexer) app.metrics.trackIndexing(services.indexer);
 }
 
 /** Background work starts once the app is ready and stops before it closes; buffered logs flush last. */
@@ -126,15 +135,26 @@ function vectorIndexReadiness(indexer: EmbeddingIndexer | undefined): string {
   return build.blocking ? `building (${since})` : `degraded: building concurrently (${since}); catalogs past VECTOR_INDEX_MIN_TOOLS are searched exactly until it is built`;
 }
 
+/** The service-wide index backlog for readiness, at the indexer's recent rate. */
+async function indexReadiness(indexer: EmbeddingIndexer): Promise<IndexReadiness> {
+  const { pending, failed } = await indexer.backlog();
+  const rate = indexer.throughput.textsPerSecond;
+  return { pending, failed, texts_per_second: rate === undefined ? null : Math.round(rate * 10) / 10, eta_seconds: indexer.throughput.etaSeconds(pending) ?? null };
+}
+
 /** Builds the application (never listens): plugins in tiers, then encapsulated routes. */
 export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, logger));
+  // First, so the request's span is the parent of everything else it runs (tracing on only).
+  if (activeTracer()) await app.register(httpSpans);
   capConnectionsPerClient(app.server, deps.config.limits.connectionsPerClient);
   // The API speaks JSON only: any other body type is a 415, not a string handed to a handler.
   app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // After authentication (which names the tenant and subject) and body parsing, on every route.
+  app.addHook('preHandler', logToolName);
 
   await app.register(errorHandler);
   await app.register(openapi, { version: VERSION });
@@ -165,6 +185,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
       vector_index: () => vectorIndexReadiness(indexer),
     },
     busy,
+    ...(indexer ? { index: () => indexReadiness(indexer) } : {}),
   });
   const whileBusy = refuseWhileBusy(busy);
   await app.register(async (api) => {
@@ -181,6 +202,11 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
     await api.register(learningRoutes, { learning });
     await api.register(settingsRoutes, { settings: services.settings });
     await api.register(upstreamRoutes, { upstreams: services.upstreams, calls: services.calls });
+    await api.register(catalogRoutes, {
+      sync: services.catalog,
+      bodyLimit: deps.config.limits.catalogSyncBytes,
+      indexProgress: (tenantId, source) => indexProgress(deps.database.db, indexer, { tenantId, ...(source === undefined ? {} : { source }) }),
+    });
   });
   await app.register(async (scope) => {
     scope.addHook('onRequest', whileBusy);

@@ -12,6 +12,9 @@ import { Compile } from 'typebox/compile';
  */
 export const DISCOVERY_SCORE_DEFAULTS = { minScore: 0.02, lowConfidenceScore: 0.1 } as const;
 
+/** OTEL_TRACES_SAMPLER values (the specification's built-in samplers). */
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
 const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: '0.0.0.0' }),
@@ -54,7 +57,29 @@ const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info' },
   ),
+  // OpenTelemetry traces (docs/operations.md, "Traces"): the standard OTEL_* variables; tracing is
+  // off (no SDK loaded) unless an OTLP endpoint is set and neither OTEL_SDK_DISABLED nor
+  // OTEL_TRACES_EXPORTER=none turns it off.
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false }),
+  OTEL_TRACES_EXPORTER: Type.Union([Type.Literal('otlp'), Type.Literal('none')], { default: 'otlp' }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Optional(Type.String({ minLength: 1 })),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(Type.String({ minLength: 1 })),
+  OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+  OTEL_EXPORTER_OTLP_TIMEOUT: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, maxLength: 256, default: 'tool-registry' }),
+  OTEL_RESOURCE_ATTRIBUTES: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+  OTEL_TRACES_SAMPLER: Type.Union(
+    TRACE_SAMPLERS.map((sampler) => Type.Literal(sampler)),
+    { default: 'parentbased_always_on' },
+  ),
+  OTEL_TRACES_SAMPLER_ARG: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 256 * 1024 }),
+  // POST /v1/catalog/sync carries a whole catalog: its own limit (5,000 real tools are ~12 MB).
+  CATALOG_SYNC_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024, default: 32 * 1024 * 1024 }),
   MAX_DESCRIPTION_LENGTH: Type.Integer({ minimum: 16, maximum: 100000, default: 1024 }),
   MAX_SUMMARY_LENGTH: Type.Integer({ minimum: 16, maximum: 10000, default: 200 }),
   MAX_SCHEMA_DEPTH: Type.Integer({ minimum: 2, maximum: 256, default: 32 }),
@@ -137,6 +162,8 @@ export interface Config {
   logLevel: string;
   limits: {
     bodyBytes: number;
+    /** The body limit of POST /v1/catalog/sync (each tool in it still within bodyBytes). */
+    catalogSyncBytes: number;
     descriptionLength: number;
     summaryLength: number;
     schemaDepth: number;
@@ -170,6 +197,24 @@ export interface Config {
   };
   /** The MCP gateway: upstream MCP servers and calls through the registry. */
   upstreams: UpstreamConfig;
+  /** OpenTelemetry traces; undefined: off, no SDK is loaded. */
+  tracing: TracingConfig | undefined;
+}
+
+/** OpenTelemetry traces exported over OTLP/HTTP (docs/operations.md, "Traces"). */
+export interface TracingConfig {
+  /** The full traces URL (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces). */
+  endpoint: string;
+  protocol: 'http/protobuf' | 'http/json';
+  /** Sent with every export (an API key of the collector, for one): never logged. */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES; service.name comes from serviceName. */
+  resourceAttributes: Record<string, string>;
+  sampler: (typeof TRACE_SAMPLERS)[number];
+  /** The ratio of the traceidratio samplers, 0..1. */
+  samplerRatio: number;
 }
 
 /** Upstream MCP servers (docs/gateway.md). */
@@ -284,6 +329,7 @@ function toConfig(env: Env): Config {
     logLevel: env.LOG_LEVEL,
     limits: {
       bodyBytes: env.BODY_LIMIT_BYTES,
+      catalogSyncBytes: env.CATALOG_SYNC_MAX_BYTES,
       descriptionLength: env.MAX_DESCRIPTION_LENGTH,
       summaryLength: env.MAX_SUMMARY_LENGTH,
       schemaDepth: env.MAX_SCHEMA_DEPTH,
@@ -320,7 +366,51 @@ function toConfig(env: Env): Config {
       callTimeoutMs: env.UPSTREAM_CALL_TIMEOUT_MS,
       maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES,
     },
+    tracing: tracingConfig(env),
   };
+}
+
+/**
+ * Tracing from the standard OTEL_* variables: on when an OTLP endpoint is set, unless the SDK or
+ * the traces exporter is turned off. Signal-specific variables win over the general ones, as the
+ * specification says. Only OTLP over HTTP is shipped: `grpc` stops the start with its name.
+ */
+function tracingConfig(env: Env): TracingConfig | undefined {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (env.OTEL_SDK_DISABLED || env.OTEL_TRACES_EXPORTER === 'none' || endpoint === undefined) return undefined;
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL: '${protocol}' is not supported; use http/protobuf or http/json (OTLP over HTTP)`);
+  }
+  return {
+    endpoint,
+    protocol,
+    headers: { ...keyValues('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    timeoutMs: env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? env.OTEL_EXPORTER_OTLP_TIMEOUT ?? 10_000,
+    serviceName: env.OTEL_SERVICE_NAME,
+    resourceAttributes: keyValues('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES),
+    sampler: env.OTEL_TRACES_SAMPLER,
+    samplerRatio: env.OTEL_TRACES_SAMPLER_ARG ?? 1,
+  };
+}
+
+/** Parses the OTEL_* `key1=value1,key2=value2` lists (values percent-encoded, as W3C Baggage writes them). */
+function keyValues(variable: string, value: string | undefined): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const [index, item] of (value ?? '').split(',').entries()) {
+    if (item.trim() === '') continue;
+    const at = item.indexOf('=');
+    const key = at > 0 ? item.slice(0, at).trim() : '';
+    // Never echo the item: a header value may be a credential.
+    if (key === '') throw new ConfigError(`${variable}: item ${index + 1} is not key=value`);
+    try {
+      pairs[key] = decodeURIComponent(item.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(`${variable}: the value of '${key}' is not valid percent-encoding`);
+    }
+  }
+  return pairs;
 }
 
 /** Parses UPSTREAM_ALLOWED_URLS: absolute http(s) URL prefixes, normalized as URLs are. */

@@ -12,6 +12,8 @@ import type { Config } from './config.js';
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const started = performance.now();
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
+  // Before the database opens, so its statements are traced too. The SDK is imported only when configured.
+  const tracing = config.tracing ? (await import('./telemetry/sdk.js')).startTracing(config.tracing) : undefined;
   const [database, embedder] = await Promise.all([openMigratedDatabase(config, logger), createEmbedder(config)]);
   let app: FastifyInstance;
   try {
@@ -26,8 +28,13 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     await database.close();
     throw error;
   }
+  // Last: spans of the requests drained at shutdown are exported too.
+  if (tracing) app.addHook('onClose', () => tracing.shutdown());
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ startupMs: Math.round(performance.now() - started), database: database.kind, readReplica: Boolean(config.readReplica) }, 'tool registry ready');
+  app.log.info(
+    { startupMs: Math.round(performance.now() - started), database: database.kind, readReplica: Boolean(config.readReplica), tracing: Boolean(config.tracing) },
+    'tool registry ready',
+  );
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AuditService } from './audit/service.js';
 import { AuthorizeService, type Decision } from './authorize/service.js';
 import { BackgroundJob } from './background-job.js';
+import { CatalogSync } from './catalog/service.js';
 import type { Config } from './config.js';
 import type { Database, Executor } from './db/client.js';
 import { CatalogStatsCache } from './discovery/catalog-cache.js';
@@ -10,6 +11,7 @@ import { DiscoveryReport } from './discovery/log-report.js';
 import { DiscoveryLogWriter } from './discovery/log-writer.js';
 import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js';
 import { ShortlistCache } from './discovery/shortlist-cache.js';
+import { ShortlistQuality } from './discovery/shortlist-quality.js';
 import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
 import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './discovery/term-counts.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
@@ -48,11 +50,15 @@ export interface Services {
   tools: ToolService;
   discovery: DiscoveryService;
   discoveryLog: DiscoveryLogWriter;
+  /** Empty and low-confidence shortlists, counted on their way to the discovery log (metrics). */
+  shortlistQuality: ShortlistQuality;
   discoveryReport: DiscoveryReport;
   authorize: AuthorizeService;
   learning: LearningService;
   audit: AuditService;
   settings: SettingsService;
+  /** Declarative catalog sync (POST /v1/catalog/sync). */
+  catalog: CatalogSync;
   /** Upstream MCP servers (the gateway) and calls through the registry. */
   upstreams: UpstreamService;
   calls: CallService;
@@ -96,8 +102,9 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
   const discoveryLog = new DiscoveryLogWriter(db, log);
   const shortlists = new ShortlistCache(config.discovery.cache);
+  const shortlistQuality = new ShortlistQuality(discoveryLog);
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
-    log: discoveryLog,
+    log: shortlistQuality,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
     reads,
     scoreFloors: config.discovery,
@@ -130,11 +137,13 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     tools,
     discovery,
     discoveryLog,
+    shortlistQuality,
     discoveryReport: new DiscoveryReport(reads, discoveryLog),
     authorize,
     learning,
     audit: new AuditService(reads),
     settings,
+    catalog: new CatalogSync(db, tools, new ToolValidator(config.limits), config.limits.bodyBytes, log),
     upstreams,
     calls,
     indexer,

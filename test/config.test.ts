@@ -151,3 +151,67 @@ describe('loadConfig', () => {
     expect(configError({ ...base, DATABASE_READ_POOL_SIZE: '0' }).message).toMatch(/DATABASE_READ_POOL_SIZE/);
   });
 });
+
+describe('loadConfig: OpenTelemetry (OTEL_*)', () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' };
+
+  it('leaves tracing off unless an OTLP endpoint is set', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'registry', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeUndefined();
+  });
+
+  it('sends to <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces with the specification\'s defaults', () => {
+    expect(loadConfig(endpoint).tracing).toEqual({
+      endpoint: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      headers: {},
+      timeoutMs: 10_000,
+      serviceName: 'tool-registry',
+      resourceAttributes: {},
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+    });
+  });
+
+  it('prefers the traces-specific variables over the general ones', () => {
+    const tracing = loadConfig({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/v1/traces',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=general,x-team=a%20b',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'api-key=traces',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '3000',
+      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2000',
+      OTEL_SERVICE_NAME: 'registry-eu',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,service.namespace=agents',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    }).tracing;
+    expect(tracing).toEqual({
+      endpoint: 'https://traces.example/v1/traces',
+      protocol: 'http/json',
+      headers: { 'api-key': 'traces', 'x-team': 'a b' },
+      timeoutMs: 2000,
+      serviceName: 'registry-eu',
+      resourceAttributes: { 'deployment.environment.name': 'prod', 'service.namespace': 'agents' },
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.25,
+    });
+  });
+
+  it('turns tracing off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none, endpoint or not', () => {
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+  });
+
+  it('refuses what it cannot honour, naming the variable and never echoing a header value', () => {
+    expect(configError({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).message).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported/);
+    expect(configError({ ...endpoint, OTEL_TRACES_SAMPLER: 'sometimes' }).message).toMatch(/OTEL_TRACES_SAMPLER/);
+    expect(configError({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '2' }).message).toMatch(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(configError({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }).message).toMatch(/OTEL_TRACES_EXPORTER/);
+    expect(configError({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).message).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    const leak = configError({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'api-key=ok,sk-live-secret-token' });
+    expect(leak.message).toBe('OTEL_EXPORTER_OTLP_HEADERS: item 2 is not key=value');
+  });
+});

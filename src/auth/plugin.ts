@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 
 import { AppError } from '../errors.js';
+import { logWith } from '../telemetry/log-context.js';
 import type { Principal } from './principal.js';
 import type { TokenVerifier } from './verifier.js';
 
@@ -34,8 +35,11 @@ function bearerToken(request: FastifyRequest): string {
 export default fp(
   async (app: FastifyInstance, options: { verify: TokenVerifier }) => {
     app.decorateRequest('principal', null as unknown as Principal);
-    app.decorate('authenticate', async (request: FastifyRequest) => {
-      request.principal = await options.verify(bearerToken(request));
+    app.decorate('authenticate', async (request: FastifyRequest, reply: FastifyReply) => {
+      const principal = await options.verify(bearerToken(request));
+      request.principal = principal;
+      // Every later line of the request's log says who called (the subject as the token gives it).
+      logWith(request, reply, { tenant: principal.tenant, subject: principal.subject });
     });
     app.decorate('requireScope', (scope: string): onRequestHookHandler => async (request) => {
       if (!request.principal.scopes.includes(scope)) throw new AppError('forbidden', `this operation needs scope '${scope}'`);

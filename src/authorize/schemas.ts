@@ -27,4 +27,10 @@ export const AuthorizeResponse = Type.Object({
   decision: Type.Enum(['allow', 'deny']),
   reasons: Type.Array(Reason),
   tool: Type.Object({ name: Type.String(), version: Type.Union([Type.String(), Type.Null()]) }),
+  arguments: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'present when allowed arguments were read differently from what was sent: the nulls an OpenAI strict-mode call gives for optional properties the schema does not let be null, dropped as absent. Run the tool with these',
+    }),
+  ),
 });

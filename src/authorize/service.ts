@@ -7,6 +7,7 @@ import { invalidInput } from '../errors.js';
 import { GroupedCalls } from '../grouped-calls.js';
 import { holdsScopes, missingScopes } from '../tools/access.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
+import { dropAbsentNulls } from '../tools/strict-nulls.js';
 import { exceedsDepth } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
 import { authorizeInputProblems } from './input.js';
@@ -99,6 +100,8 @@ export class AuthorizeService {
       const checked = this.check(row, principal, input);
       cached = checked.cached;
       decision = { decision: checked.reasons.length === 0 ? 'allow' : 'deny', reasons: checked.reasons, tool: { name: row.name, version: row.version } };
+      // What was checked, when it differs from what was sent: the gateway runs these.
+      if (checked.args !== input.arguments && decision.decision === 'allow') decision.arguments = checked.args;
       auditReasons = decision.reasons;
     }
     await this.record(principal, input, row, decision, auditReasons, action);
@@ -106,7 +109,7 @@ export class AuthorizeService {
     return decision;
   }
 
-  private check(row: ToolForDecision, principal: Principal, input: AuthorizeInput): { reasons: Reason[]; cached: boolean } {
+  private check(row: ToolForDecision, principal: Principal, input: AuthorizeInput): { reasons: Reason[]; cached: boolean; args: Record<string, unknown> } {
     const reasons: Reason[] = [];
     if (row.status === 'retired') reasons.push({ code: 'retired', message: `tool '${row.name}' is retired` });
     if (input.version !== undefined && input.version !== row.version) {
@@ -123,19 +126,20 @@ export class AuthorizeService {
       }
       this.validators.set(key, validate);
     }
-    const invalid = exceedsDepth(input.arguments, MAX_ARGUMENT_DEPTH)
-      ? [{ pointer: '/', message: `must not nest deeper than ${MAX_ARGUMENT_DEPTH} levels` }]
-      : validate(input.arguments);
+    const tooDeep = exceedsDepth(input.arguments, MAX_ARGUMENT_DEPTH);
+    // A strict-mode call says `null` for an optional property it leaves out (tools/strict-nulls.ts).
+    const args = tooDeep ? input.arguments : dropAbsentNulls(row.parameters, input.arguments).arguments;
+    const invalid = tooDeep ? [{ pointer: '/', message: `must not nest deeper than ${MAX_ARGUMENT_DEPTH} levels` }] : validate(args);
     for (const issue of invalid) {
       reasons.push({ code: 'invalid_arguments', message: issue.message, pointer: `/arguments${issue.pointer === '/' ? '' : issue.pointer}` });
     }
     // Rules read argument values, so they run only on arguments the schema accepted.
     if (invalid.length === 0) {
-      for (const violation of evaluatePolicy(row.policy, input.arguments, principal.scopes)) {
+      for (const violation of evaluatePolicy(row.policy, args, principal.scopes)) {
         reasons.push({ code: 'policy_denied', message: violation.message, ...(violation.pointer ? { pointer: violation.pointer } : {}) });
       }
     }
-    return { reasons, cached };
+    return { reasons, cached, args };
   }
 
   /** Audit, usage and what a cited call teaches in one transaction: a decision is recorded whole or not at all. */

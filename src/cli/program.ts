@@ -17,6 +17,7 @@ import { EXIT, type ExitCode, exitCodeFor, exitCodeOf } from './exit-codes.js';
 import { clientFrom, type CliIo, type ConnectionFlags, DEFAULT_REGISTRY_URL, processIo } from './io.js';
 import { listMcpTools, mapMcpTool, type McpSource } from './mcp-import.js';
 import { progressBar, pushAll, type PushOutcome, pushSummary, pushTotals, waitForIndexing, warningLines } from './push.js';
+import { documentsOf, syncOutcomes, unreadable, waitForSync } from './sync.js';
 
 /** Documents at or above this count get a progress bar (on a terminal). */
 const PROGRESS_THRESHOLD = 10;
@@ -84,6 +85,13 @@ function pushExitCode(outcomes: PushOutcome[], authFailure: boolean): ExitCode {
   return EXIT.ok;
 }
 
+/** Prints a push's outcomes (table or JSON) with its exit code. */
+function report(io: CliIo, state: State, flags: PushFlags, outcomes: PushOutcome[], extra: Record<string, unknown> = {}): void {
+  io.stderr(warningLines(outcomes));
+  if (flags.json) io.stdout(`${JSON.stringify({ dry_run: flags.dryRun ?? false, exit_code: state.exitCode, totals: pushTotals(outcomes), outcomes, ...extra }, null, 2)}\n`);
+  else io.stdout(pushSummary(outcomes));
+}
+
 /** Pushes loaded documents with a progress bar on long runs, prints the outcome, sets the exit code. */
 async function pushAndReport(io: CliIo, state: State, flags: PushFlags, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<PushOutcome[]> {
   if (loaded.length === 0 && !flags.allowEmpty) throw new CliError('no tool documents found (pass --allow-empty when that is expected)');
@@ -100,15 +108,49 @@ async function pushAndReport(io: CliIo, state: State, flags: PushFlags, loaded: 
   const { outcomes, authFailure } = result;
   if (flags.wait && !flags.dryRun && !authFailure) await waitForIndexing(client, outcomes, flags.waitTimeout * 1000);
   state.exitCode = pushExitCode(outcomes, authFailure !== undefined);
-  io.stderr(warningLines(outcomes));
-  if (flags.json) {
-    const report = { dry_run: flags.dryRun ?? false, exit_code: state.exitCode, totals: pushTotals(outcomes), outcomes, ...(authFailure ? { error: authFailure.error.describe() } : {}) };
-    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-  } else {
-    io.stdout(pushSummary(outcomes));
-  }
+  report(io, state, flags, outcomes, authFailure ? { error: authFailure.error.describe() } : {});
   if (authFailure) io.stderr(`error: ${authFailure.error.describe()}\nstopped at the first authentication failure: check the token and its registry:publish scope\n`);
   return outcomes;
+}
+
+/** Flags of `push --source`: the folder is the source's whole catalog (POST /v1/catalog/sync). */
+interface SyncFlags extends PushFlags {
+  source?: string;
+  prune?: boolean;
+}
+
+/**
+ * `push --source NAME`: one request declares every tool of the folder; the registry creates,
+ * versions, leaves alone and (with --prune) retires. --wait follows the source's indexing.
+ */
+async function syncAndReport(io: CliIo, state: State, flags: SyncFlags & { source: string }, loaded: Awaited<ReturnType<typeof loadDocuments>>): Promise<void> {
+  if (loaded.length === 0 && !flags.allowEmpty) throw new CliError('no tool documents found (pass --allow-empty when that is expected)');
+  const problems = unreadable(loaded);
+  if (problems) {
+    state.exitCode = EXIT.rejected;
+    report(io, state, flags, problems);
+    io.stderr(`error: nothing was synced: every document of source ${flags.source} must load${flags.prune ? ' (with --prune, a missing one would be retired)' : ''}\n`);
+    return;
+  }
+  const client = clientFrom(io, flags);
+  let outcomes: PushOutcome[];
+  try {
+    const result = await client.syncCatalog(
+      { source: flags.source, tools: documentsOf(loaded), prune: flags.prune ?? false, dry_run: flags.dryRun ?? false },
+      flags.timeout === undefined ? {} : { timeoutMs: flags.timeout },
+    );
+    outcomes = syncOutcomes(result, loaded);
+  } catch (error) {
+    if (!(error instanceof RegistryError)) throw error;
+    state.exitCode = exitCodeOf(error);
+    io.stderr(`error: ${error.describe()}\n`);
+    return;
+  }
+  let index: Awaited<ReturnType<typeof waitForSync>> | undefined;
+  if (flags.wait && !flags.dryRun) index = await waitForSync(client, flags.source, { timeoutMs: flags.waitTimeout * 1000, interactive: io.interactive && !flags.json, write: io.stderr });
+  const refused = outcomes.some((o) => o.action === 'failed');
+  state.exitCode = refused ? EXIT.rejected : index && (index.pending > 0 || index.failed > 0) ? EXIT.notIndexed : EXIT.ok;
+  report(io, state, flags, outcomes, { source: flags.source, ...(index ? { index } : {}) });
 }
 
 /** Builds the `tool-registry` command line; output goes to `io`, the exit code to `state`. */
@@ -215,15 +257,20 @@ function createProgram(io: CliIo, state: State): Command {
       .command('push')
       .description('register or update tools from JSON/YAML files or folders, idempotently (what CI runs at deploy time)')
       .argument('<paths...>', 'files or folders (.json, .yaml, .yml; one document, an array, or several YAML documents per file)')
-      .option('--concurrency <n>', 'documents in flight at once', integer(1, 32), 4),
+      .option('--concurrency <n>', 'documents in flight at once', integer(1, 32), 4)
+      .option('--source <name>', 'the documents are every tool this source publishes: one catalog sync request (POST /v1/catalog/sync)')
+      .option('--prune', 'with --source: retire the source\'s tools the documents no longer declare'),
   );
   withPushOptions(program.commands.at(-1)!)
     .addHelpText(
       'after',
-      '\nNew tools are POSTed; for existing ones the registry is asked (dry-run PUT) what would change: unchanged ones are skipped,\nchanged ones PUT with If-Match on the ETag just read.\nExit codes: 0 done, 1 a document was refused or unreadable, 2 usage error or no documents, 3 token refused (stops at once),\n4 registry unreachable or unavailable, 5 --wait ended before every pushed tool was indexed.',
+      '\nNew tools are POSTed; for existing ones the registry is asked (dry-run PUT) what would change: unchanged ones are skipped,\nchanged ones PUT with If-Match on the ETag just read.\nWith --source, the folder is sent as one declaration (docs/catalog-sync.md): --dry-run prints the plan, --prune retires what\nthe source no longer declares, --wait shows indexing progress (counts, rate, ETA) until every vector is stored.\nExit codes: 0 done, 1 a document was refused or unreadable, 2 usage error or no documents, 3 token refused (stops at once),\n4 registry unreachable or unavailable, 5 --wait ended before every pushed tool was indexed.',
     )
-    .action(async (paths: string[], flags: PushFlags & { concurrency: number }) => {
-    await pushAndReport(io, state, flags, await loadDocuments(paths));
+    .action(async (paths: string[], flags: SyncFlags & { concurrency: number }) => {
+      if (flags.prune && flags.source === undefined) throw new CliError('--prune needs --source: only a source\'s own tools can be pruned');
+      const loaded = await loadDocuments(paths);
+      if (flags.source !== undefined) await syncAndReport(io, state, { ...flags, source: flags.source }, loaded);
+      else await pushAndReport(io, state, flags, loaded);
     });
 
   withConnection(

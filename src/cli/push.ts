@@ -13,7 +13,9 @@ type PushAction =
   | 'skipped'
   | 'would create'
   | 'would update'
-  | 'would restore';
+  | 'would restore'
+  | 'retired'
+  | 'would retire';
 
 /** What happened to one document. */
 export interface PushOutcome {
@@ -141,7 +143,7 @@ export async function waitForIndexing(client: RegistryClient, outcomes: PushOutc
   }
 }
 
-const ORDER: PushAction[] = ['created', 'updated', 'restored', 'unchanged', 'would create', 'would update', 'would restore', 'failed', 'skipped'];
+const ORDER: PushAction[] = ['created', 'updated', 'restored', 'unchanged', 'retired', 'would create', 'would update', 'would restore', 'would retire', 'failed', 'skipped'];
 const ALWAYS: PushAction[] = ['created', 'updated', 'unchanged', 'failed'];
 
 /** How many documents ended in each action (the always-shown ones even when zero). */

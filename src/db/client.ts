@@ -14,6 +14,7 @@ import { isConnectionError, sqlState } from './connection-errors.js';
 import { resolveDataDir } from './data-dir.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
+import { traceClientStatements, tracePgliteStatements } from './statement-spans.js';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -75,6 +76,7 @@ class SessionClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
     this.on('error', () => undefined);
+    traceClientStatements(this);
   }
 
   override connect(): Promise<pg.Client>;
@@ -277,6 +279,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
 
 /** Wraps an already open PGlite instance (tests clone one migrated database per file). */
 export function fromPglite(client: PGlite): Database {
+  tracePgliteStatements(client);
   // PGlite runs queries one at a time in submission order: this precedes every other query.
   void client.exec(SESSION_SETTINGS).catch(() => undefined);
   return {

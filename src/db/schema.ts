@@ -54,6 +54,8 @@ export const tools = pgTable('tools', {
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   createdBy: text('created_by'),
   updatedBy: text('updated_by'),
+  /** The catalog sync source that owns the tool (migration 0019); null: published tool by tool. */
+  source: text('source'),
 }, (t) => [primaryKey({ columns: [t.id, t.tenantId] })]);
 
 export const toolVersions = pgTable(

@@ -98,7 +98,7 @@ export const LEXICAL_BACKGROUND = 10;
  */
 export const MIN_COSINE_DEVIATION = 0.05;
 
-interface Ranked {
+export interface Ranked {
   toolId: number;
   /** Calibrated estimate that the tool fits the request (1 for an exact name match). */
   score: number;
@@ -111,7 +111,7 @@ interface Ranked {
 export const RANKING_MODES = ['hybrid', 'lexical', 'vector'] as const;
 export type RankingMode = (typeof RANKING_MODES)[number];
 
-interface Ranking {
+export interface Ranking {
   ranked: Ranked[];
   lowConfidence: boolean;
 }
@@ -209,3 +209,20 @@ export function fuse(evidence: readonly Evidence[], params: FusionParams = FUSIO
 }
 
 const round = (x: number): number => Math.round(x * 10_000) / 10_000;
+
+/**
+ * One ranking from several of the same pool's rankings (a request's and each of its steps'): each
+ * tool at its best score, so every step's clear winner reaches the shortlist. The shortlist is
+ * low-confidence only when every part found nothing clear.
+ */
+export function mergeRankings(rankings: readonly Ranking[]): Ranking {
+  if (rankings.length === 1) return rankings[0]!;
+  const best = new Map<number, Ranked>();
+  for (const { ranked } of rankings) {
+    for (const r of ranked) {
+      const seen = best.get(r.toolId);
+      if (!seen || byScore(r, seen) < 0) best.set(r.toolId, r);
+    }
+  }
+  return { ranked: [...best.values()].sort(byScore), lowConfidence: rankings.every((r) => r.lowConfidence) };
+}

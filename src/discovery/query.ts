@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 
 import type { ErrorDetail } from '../errors.js';
+import { type Format, strictOptionProblem } from '../tools/formats.js';
 import { expandIdentifiers } from '../tools/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
@@ -26,6 +27,8 @@ export interface PreparedQuery {
   /** Lower-cased identifier-shaped tokens that could be a tool's exact name. */
   nameTokens: string[];
   searched: SearchedQuery;
+  /** The steps of a request that names several in sequence ("create X, then list Y"), each prepared alone; empty for one step. */
+  steps: PreparedQuery[];
 }
 
 /**
@@ -105,6 +108,31 @@ function headAndTail(text: string, limit: number): string {
   return `${head} ${tail}`;
 }
 
+// Where a request moves to its next step: sequencing words, never a bare "and" ("search and
+// replace" is one step) nor a sentence end (a first sentence is as often context: "I'm hungry.").
+const STEP_BREAK = /[,;.]?\s+(?:and\s+)?(?:then|after\s+that|afterwards|finally|additionally)\b,?/gi;
+/** Most steps searched apart: each costs one more retrieval. */
+export const MAX_STEPS = 4;
+const MIN_STEP_WORDS = 3;
+
+/**
+ * The steps a request names in sequence ("Create a note, then list my tags and finally check the
+ * setup"): each step's words pick a different tool, and searched whole the request favours a tool
+ * matching a little of every step over the one that does each. Steps too short to stand alone
+ * ("then do it") stay with the step before. One step (most requests) gives an empty list.
+ */
+export function requestSteps(text: string): string[] {
+  const steps: string[] = [];
+  for (const piece of text.split(STEP_BREAK)) {
+    const step = normalize(piece ?? '');
+    if (step === '') continue;
+    const words = step.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+    if (words < MIN_STEP_WORDS && steps.length > 0) steps[steps.length - 1] += ` ${step}`;
+    else steps.push(step);
+  }
+  return steps.length >= 2 && steps.length <= MAX_STEPS ? steps : [];
+}
+
 /** Why a request cannot be searched (blank, or text PostgreSQL cannot store), or undefined. */
 function queryProblem(query: string): string | undefined {
   if (query.trim() === '') return 'must contain some text';
@@ -117,13 +145,23 @@ function queryProblem(query: string): string | undefined {
  * store, since both are written to the discovery log (a lone surrogate in an MCP filter tag
  * once emptied the log for every tenant). Pointers are into the request body.
  */
-export function discoverInputProblems(input: { query: string; filters?: Record<string, unknown> | undefined }): ErrorDetail[] {
+export function discoverInputProblems(input: { query: string; format: Format; strict?: boolean | undefined; filters?: Record<string, unknown> | undefined }): ErrorDetail[] {
   const problem = queryProblem(input.query);
-  return [...(problem ? [{ pointer: '/query', message: problem }] : []), ...textProblems(input.filters ?? {}, '/filters')].map((detail) => ({ ...detail, in: 'body' as const }));
+  const strict = strictOptionProblem(input.format, input.strict);
+  return [
+    ...(problem ? [{ pointer: '/query', message: problem }] : []),
+    ...(strict ? [{ pointer: '/strict', message: strict }] : []),
+    ...textProblems(input.filters ?? {}, '/filters'),
+  ].map((detail) => ({ ...detail, in: 'body' as const }));
 }
 
-/** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs. */
+/** Normalizes a request (Unicode NFC, collapsed whitespace, bounded length) and derives what each leg needs, for it and each of its steps. */
 export function prepareQuery(query: string, limit = SEARCHED_QUERY_CHARS): PreparedQuery {
+  const whole = prepareText(query, limit);
+  return { ...whole, steps: requestSteps(whole.text).map((step) => prepareText(step, limit)) };
+}
+
+function prepareText(query: string, limit: number): PreparedQuery {
   const nfc = query.normalize('NFC');
   const total = normalize(nfc).length;
   const { text, part } = boundedPart(nfc, limit);
@@ -137,5 +175,6 @@ export function prepareQuery(query: string, limit = SEARCHED_QUERY_CHARS): Prepa
     lexicalIntentText: expandIdentifiers(intentText),
     nameTokens,
     searched: { bounded: part !== 'whole', part, chars: text.length, total_chars: total },
+    steps: [],
   };
 }

@@ -32,11 +32,20 @@ export const discoverFields = {
 export const formatField = (fallback: (typeof FORMATS)[number]) =>
   Type.Enum([...FORMATS], { default: fallback, description: 'tool-definition format of the returned schemas' });
 
+/** `strict`: OpenAI's strict rendering of the parameters (formats openai and openai-responses). */
+export const strictField = Type.Optional(
+  Type.Boolean({
+    description:
+      "openai and openai-responses only: rewrite each schema into OpenAI's strict subset and send strict: true (optional properties become nullable; /v1/authorize reads their null as absent). A schema with no strict form comes as usual, with strict: false and strict_fallback",
+  }),
+);
+
 export const DiscoverBody = Type.Object(
   {
     query: discoverFields.query,
     top_k: discoverFields.top_k,
     format: formatField('openai'),
+    strict: strictField,
     mode: Type.Enum([...RANKING_MODES], {
       default: 'hybrid',
       description: 'retrieval legs to rank with (extension; hybrid is what agents should use)',
@@ -54,6 +63,7 @@ export const DiscoveredTool = Type.Object({
   score: Type.Number({ description: 'calibrated estimate that the tool fits the request' }),
   card: ToolCard,
   schema: Type.Record(Type.String(), Type.Unknown(), { description: 'the full schema in the requested format' }),
+  strict_fallback: Type.Optional(Type.String({ description: 'strict was asked and this schema has no strict form: why (the schema is the usual rendering, strict: false)' })),
 });
 export type DiscoveredTool = Static<typeof DiscoveredTool>;
 

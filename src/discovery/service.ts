@@ -4,13 +4,15 @@ import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
 import { invalidInput } from '../errors.js';
+import { inSpan, startStage } from '../telemetry/tracer.js';
 import { usableBy } from '../tools/access.js';
 import type { Format } from '../tools/formats.js';
-import { renderTool } from '../tools/formats.js';
+import { renderForModel } from '../tools/formats.js';
+import { tokensOf } from '../tools/tokens.js';
 import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import { catalogRevision } from './catalog-revision.js';
-import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, type RankingMode } from './fusion.js';
+import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
 import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
@@ -42,7 +44,7 @@ export interface StageTimings extends Partial<ComputeTimings> {
 }
 
 /** Where discovery log entries go (DiscoveryLogWriter: batched, off the request path). */
-interface DiscoveryLogSink {
+export interface DiscoveryLogSink {
   append(entry: DiscoveryLogEntry): void;
 }
 
@@ -158,41 +160,60 @@ export class DiscoveryService {
     const visibility = usableBy(principal);
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
-    const vector = this.embeddings && requested !== 'lexical' ? await this.embeddings.embed(principal.tenant, query.intentText) : undefined;
-    const searchMode: RankingMode = vector ? requested : 'lexical';
+    // The request, then each step it names in sequence: every part is ranked alone and the rankings merged.
+    const parts = [query, ...query.steps];
+    const embeddings = this.embeddings;
+    const vectors = embeddings && requested !== 'lexical'
+      ? await inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
+      : [];
+    const searchMode: RankingMode = vectors[0] ? requested : 'lexical';
     const embedded = performance.now();
-    const stats = await this.stats.get(this.reads, principal.tenant, principal.scopes, revision);
+    const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
     const counted = performance.now();
-    const { candidates, vectorSearch } = await retrieveCandidates(this.reads, {
-      visibility,
-      filters: input.filters ?? {},
-      text: query.lexicalText,
-      intentText: query.lexicalIntentText,
-      nameTokens: query.nameTokens,
-      stats,
-      bm25: BM25_PARAMS,
-      vector:
-        vector && this.embeddings
-          ? { model: this.embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
-          : undefined,
-      depth: CANDIDATE_DEPTH,
-    });
-    const retrieved = performance.now();
-    // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
-    const { ranked, lowConfidence } = fuse(candidates, this.fusion, searchMode, { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) });
+    const rankings: Ranking[] = [];
+    let vectorSearch: VectorSearchOutcome | undefined;
+    let retrieval = 0;
+    for (const [i, part] of parts.entries()) {
+      const before = performance.now();
+      const vector = searchMode === 'lexical' ? undefined : vectors[i];
+      const retrieved = await inSpan('discover.retrieval', () => retrieveCandidates(this.reads, {
+        visibility,
+        filters: input.filters ?? {},
+        text: part.lexicalText,
+        intentText: part.lexicalIntentText,
+        nameTokens: part.nameTokens,
+        stats,
+        bm25: BM25_PARAMS,
+        vector:
+          vector && embeddings
+            ? { model: embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
+            : undefined,
+        depth: CANDIDATE_DEPTH,
+      }));
+      retrieval += performance.now() - before;
+      vectorSearch ??= retrieved.vectorSearch;
+      // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
+      rankings.push(fuse(retrieved.candidates, this.fusion, vector ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) }));
+    }
+    const retrieved = counted + retrieval;
+    const { ranked, lowConfidence } = mergeRankings(rankings);
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
-    const rows = new Map((await shortlistRows(this.reads, visibility, top.map((r) => r.toolId))).map((row) => [row.id, row]));
+    const rows = new Map((await inSpan('discover.fetch', () => shortlistRows(this.reads, visibility, top.map((r) => r.toolId)))).map((row) => [row.id, row]));
     const fetched = performance.now();
+    const rendering = startStage('discover.render');
     const tools: DiscoveredTool[] = [];
     let shortlistTokens = 0;
     for (const { toolId, score } of top) {
       const row = rows.get(toolId);
       if (!row) continue; // changed or retired between the two reads: never show it
-      tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema: renderTool(documentOf(row), input.format) });
-      shortlistTokens += (row.tokenCosts as Record<Format, number>)[input.format] ?? 0;
+      const { schema, strictFallback } = renderForModel(documentOf(row), input.format, input.strict);
+      tools.push({ name: row.name, version: row.version, score, card: toCard(row), schema, ...(strictFallback === undefined ? {} : { strict_fallback: strictFallback }) });
+      // Stored costs are of the usual renderings; a strict one is counted as it is sent.
+      shortlistTokens += input.strict === true ? tokensOf(schema) : ((row.tokenCosts as Record<Format, number>)[input.format] ?? 0);
     }
+    rendering.end();
     const rendered = performance.now();
     return {
       // Filed under the revision read before any of it: a change committed meanwhile bumps past it.
@@ -206,7 +227,7 @@ export class DiscoveryService {
         rendering: rendered - fetched,
       },
       vectorSearch,
-      degraded: vector === undefined && this.embeddings !== undefined && requested !== 'lexical',
+      degraded: vectors[0] === undefined && this.embeddings !== undefined && requested !== 'lexical',
     };
   }
 }

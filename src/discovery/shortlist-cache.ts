@@ -80,6 +80,7 @@ export class ShortlistCache {
       text,
       input.mode,
       input.format,
+      input.strict === true,
       input.top_k,
       filters.category ?? null,
       filters.tags ? [...new Set(filters.tags)].sort() : null,

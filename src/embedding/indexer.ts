@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
-import { recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
+import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
+import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
 interface IndexerOptions {
@@ -19,6 +20,9 @@ interface IndexerOptions {
    */
   vectorIndexMinTools: number;
 }
+
+/** How long a read of the index backlog serves scrapes and readiness probes. */
+const BACKLOG_TTL_MS = 2_000;
 
 export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, 'indexBuild'> = { batchSize: 64, retryMs: 5_000, vectorIndexMinTools: 1000 };
 
@@ -39,6 +43,9 @@ export class EmbeddingIndexer {
   status = 'ok';
   /** The HNSW index build under way, if any (readiness and the busy gate report it). */
   indexBuild: BuildInProgress | undefined;
+  /** Tools and texts indexed, and the recent rate (metrics, readiness, sync progress). */
+  readonly throughput = new IndexThroughput();
+  private backlogCache: { at: number; counts: Promise<IndexCounts> } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -76,6 +83,23 @@ export class EmbeddingIndexer {
     this.running = this.loop().finally(() => {
       this.running = undefined;
     });
+  }
+
+  /**
+   * The service-wide index counts (every tenant), read at most once per BACKLOG_TTL_MS however
+   * often /metrics and /readyz ask.
+   */
+  backlog(): Promise<IndexCounts> {
+    const now = Date.now();
+    if (!this.backlogCache || now - this.backlogCache.at > BACKLOG_TTL_MS) {
+      const counts = indexCounts(this.db, this.embedder.model);
+      // A failed read is not cached: the next scrape asks again.
+      counts.catch(() => {
+        if (this.backlogCache?.counts === counts) this.backlogCache = undefined;
+      });
+      this.backlogCache = { at: now, counts };
+    }
+    return this.backlogCache.counts;
   }
 
   /** Resolves once every active tool has current vectors (or the embedder failed). */
@@ -130,6 +154,7 @@ export class EmbeddingIndexer {
     const { model } = this.embedder;
     const batch = await staleTools(this.db, model, this.options.batchSize, after);
     if (batch.length === 0) return undefined;
+    const started = performance.now();
     const known = await vectorsByText(this.db, batch.map((tool) => tool.id), model);
     const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, hash: textHash(text) })));
     const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
@@ -146,6 +171,7 @@ export class EmbeddingIndexer {
       const vectors = texts[i]!.map(({ text, hash }) => ({ textHash: hash, vector: known.get(tool.id)?.get(hash) ?? fresh.get(text)! }));
       await saveEmbeddings(this.db, tool.id, model, tool.stamp, vectors);
     }
+    this.throughput.record(batch.length, missing.length, performance.now() - started);
     return batch.at(-1)!.id;
   }
 }

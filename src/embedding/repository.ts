@@ -129,3 +129,35 @@ export async function indexStatus(db: Db, toolId: number, model: string): Promis
   if (row?.current) return 'indexed';
   return row?.failed ? 'failed' : 'pending';
 }
+
+/** How many active tools have current vectors for a model, wait for them, or failed their last attempt. */
+export interface IndexCounts {
+  active: number;
+  indexed: number;
+  pending: number;
+  failed: number;
+}
+
+/**
+ * Index counts over the active tools of every tenant, or of one tenant (and one catalog sync
+ * source): the index backlog of /metrics and /readyz, and a publisher's sync progress. One pass
+ * over the tools with an indexed lookup per tool (~10 ms per 10,000 tools).
+ */
+export async function indexCounts(db: Db, model: string, scope: { tenantId?: string; source?: string } = {}): Promise<IndexCounts> {
+  const [row] = await rowsOf<{ active: number | string; indexed: number | string; failed: number | string }>(
+    db.execute(sql`
+    select count(*) as active,
+           count(*) filter (where e.content_hash = ${STAMP}) as indexed,
+           count(*) filter (where e.content_hash is distinct from ${STAMP}
+                              and exists (select 1 from embedding_failures f where f.tool_id = t.id and f.model = ${model} and f.stamp = ${STAMP})) as failed
+    from ${tools} t
+    left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
+    where t.status = 'active'
+      ${scope.tenantId === undefined ? sql`` : sql`and t.tenant_id = ${scope.tenantId}`}
+      ${scope.source === undefined ? sql`` : sql`and t.source = ${scope.source}`}`),
+  );
+  const active = Number(row?.active ?? 0);
+  const indexed = Number(row?.indexed ?? 0);
+  const failed = Number(row?.failed ?? 0);
+  return { active, indexed, failed, pending: Math.max(0, active - indexed - failed) };
+}

@@ -221,10 +221,13 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     const results: MethodResult[] = [floor.result];
     const levels: LevelRow[] = levelRows(floor.result.method, floor.answers);
     let hybrid: Answer[] | undefined;
+    await mkdir(options.outDir, { recursive: true });
+    await writeAnswers(options.outDir, 'floor', floor.answers);
     for (const mode of options.modes) {
       if (mode !== 'lexical' && !options.embedder) continue;
       const { answers, ms } = await registry.replay('eval', queries, mode, 10, log);
       if (mode === 'hybrid') hybrid = answers;
+      await writeAnswers(options.outDir, mode, answers);
       const method = mode === 'hybrid' ? 'hybrid (service default)' : `${mode} only`;
       results.push(methodResult(method, answers, ms));
       levels.push(...levelRows(method, answers));
@@ -263,13 +266,18 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
       calibration: calibration(ranking),
       longRequests,
     };
-    await mkdir(options.outDir, { recursive: true });
     await writeFile(join(options.outDir, 'eval.json'), `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(join(options.outDir, 'eval.md'), `${markdownTable(report)}\n`);
     return report;
   } finally {
     await registry.close();
   }
+}
+
+/** Each request's top five beside its relevant tools, one JSON line per request, for reading the misses. */
+function writeAnswers(outDir: string, method: string, answers: readonly (QueryOutcome & { id: string })[]): Promise<void> {
+  const lines = answers.map((a) => JSON.stringify({ id: a.id, hit1: hitAt(a, 1) === 1, top: a.ranked.slice(0, 5), relevant: a.relevant }));
+  return writeFile(join(outDir, `answers-${method}.jsonl`), `${lines.join('\n')}\n`);
 }
 
 /** The floor's answers: plain BM25 over every tool of the dataset (registered or not, as ../shared/bench/README.md computes it). */

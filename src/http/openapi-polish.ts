@@ -28,6 +28,8 @@ const OPERATION_IDS: Record<string, string> = {
   'get /v1/upstreams/{name}': 'getUpstream',
   'delete /v1/upstreams/{name}': 'deleteUpstream',
   'post /v1/upstreams/{name}/sync': 'syncUpstream',
+  'post /v1/catalog/sync': 'syncCatalog',
+  'get /v1/catalog/index-status': 'indexProgress',
   'get /v1/audit': 'listAudit',
   'get /v1/reports/misses': 'getMissesReport',
   'get /healthz': 'health',

@@ -35,6 +35,9 @@ const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   // Publishing compiles the publisher's schemas in the event loop, dry runs included.
   'POST /v1/tools': 'publish',
   'PUT /v1/tools/:name': 'publish',
+  // One sync is one request of the publish budget, however many tools it carries: its body limit
+  // bounds its work, and an unchanged re-sync compiles nothing.
+  'POST /v1/catalog/sync': 'publish',
 };
 
 const WINDOW_MS = 60_000;

@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import * as z from 'zod';
 
-import { DescribedTool, discoverFields, DiscoverResponse, formatField } from '../discovery/schemas.js';
+import { DescribedTool, discoverFields, DiscoverResponse, formatField, strictField } from '../discovery/schemas.js';
 
 /**
  * The MCP tools' schemas, derived from the TypeBox schemas of the REST routes: find_tools takes
@@ -17,11 +17,11 @@ function zodOf<T extends TSchema>(schema: T): z.ZodType<Static<T>> {
   return z.fromJSONSchema(published) as z.ZodType<Static<T>>;
 }
 
-export const FindToolsInput = zodOf(Type.Object({ query: discoverFields.query, top_k: discoverFields.top_k, format: formatField('mcp'), filters: discoverFields.filters }, { additionalProperties: false }));
+export const FindToolsInput = zodOf(Type.Object({ query: discoverFields.query, top_k: discoverFields.top_k, format: formatField('mcp'), strict: strictField, filters: discoverFields.filters }, { additionalProperties: false }));
 export const FindToolsOutput = zodOf(DiscoverResponse);
 
 export const DescribeToolInput = zodOf(
-  Type.Object({ name: Type.String({ minLength: 1, maxLength: 64, description: 'the tool name, as find_tools returned it' }), format: formatField('mcp') }, { additionalProperties: false }),
+  Type.Object({ name: Type.String({ minLength: 1, maxLength: 64, description: 'the tool name, as find_tools returned it' }), format: formatField('mcp'), strict: strictField }, { additionalProperties: false }),
 );
 export const DescribeToolOutput = zodOf(DescribedTool);
 

@@ -5,10 +5,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import type { DescribedTool } from '../discovery/schemas.js';
 import type { DiscoveryService } from '../discovery/service.js';
-import { toolNotFound } from '../errors.js';
+import { AppError, toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
 import { mayUse } from '../tools/access.js';
-import { renderTool } from '../tools/formats.js';
+import { renderForModel, strictOptionProblem } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
 import { CallDenied, type CallService } from '../upstreams/call.js';
@@ -65,12 +65,12 @@ export function createMcpServer(principal: Principal, services: McpServices, log
       outputSchema: FindToolsOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ query, top_k, format, filters }) =>
+    ({ query, top_k, format, strict, filters }) =>
       guarded(log, async () => {
         // One discovery budget per principal, shared with POST /v1/discover.
         await spendDiscovery();
         // The discovery service checks the request (query and filters), as for POST /v1/discover.
-        const result = await services.discovery.discover(principal, { query, top_k, format, mode: 'hybrid', ...(filters ? { filters } : {}) });
+        const result = await services.discovery.discover(principal, { query, top_k, format, mode: 'hybrid', ...(strict === undefined ? {} : { strict }), ...(filters ? { filters } : {}) });
         return {
           structuredContent: result,
           content: [{ type: 'text', text: renderShortlist(query, result) }],
@@ -87,12 +87,15 @@ export function createMcpServer(principal: Principal, services: McpServices, log
       outputSchema: DescribeToolOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ name, format }) =>
+    ({ name, format, strict }) =>
       guarded(log, async () => {
+        const problem = strictOptionProblem(format, strict);
+        if (problem) throw new AppError('validation_failed', `strict ${problem}`, [{ pointer: '/strict', message: problem }]);
         const row = await services.tools.get(principal, name);
         // GET /v1/tools shows publishers their whole tenant; a model only sees what the caller may run.
         if (!mayUse(principal, row)) throw toolNotFound(name);
-        const described: DescribedTool = { name: row.name, version: row.version, card: toCard(row), schema: renderTool(documentOf(row), format) };
+        const { schema, strictFallback } = renderForModel(documentOf(row), format, strict);
+        const described: DescribedTool = { name: row.name, version: row.version, card: toCard(row), schema, ...(strictFallback === undefined ? {} : { strict_fallback: strictFallback }) };
         return {
           structuredContent: described,
           content: [{ type: 'text', text: renderDescription(described) }],

@@ -5,8 +5,10 @@ import type { DiscoveryLogStats } from '../discovery/log-writer.js';
 import type { VectorSearchOutcome } from '../discovery/repository.js';
 import type { StageTimings } from '../discovery/service.js';
 import type { ShortlistCacheStats } from '../discovery/shortlist-cache.js';
+import type { ShortlistQualityStats } from '../discovery/shortlist-quality.js';
 import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
+import type { CatalogSize } from '../tools/catalog-size.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
 interface PoolCounters {
@@ -22,8 +24,17 @@ interface ReadReplicaStatus {
   readonly lagMs: number | undefined;
 }
 
+/** What the indexing collectors read (src/embedding/indexer.ts): a cached backlog count and live totals. */
+export interface IndexingStats {
+  backlog(): Promise<{ pending: number; failed: number }>;
+  readonly throughput: { readonly tools: number; readonly texts: number; readonly textsPerSecond: number | undefined; etaSeconds(pending: number): number | undefined };
+}
+
 /** Outcome of one execution-time authorization, as the gateway was told. */
 type AuthorizeOutcome = 'allow' | 'deny';
+
+// A scrape reads the catalog's size at most this often (every replica is scraped; the count reads every tool row).
+const CATALOG_SIZE_MAX_AGE_MS = 15_000;
 
 // Buckets in seconds: sub-millisecond resolution where /discover lives, up to the request timeout.
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30];
@@ -137,6 +148,66 @@ export class ServiceMetrics {
     });
   }
 
+  /** Exposes empty and low-confidence shortlists (and all answered ones) per search mode. */
+  trackShortlistQuality(stats: ShortlistQualityStats): void {
+    const per = (pick: (counts: ShortlistQualityStats[keyof ShortlistQualityStats]) => number) => () =>
+      Object.fromEntries(Object.entries(stats).map(([mode, counts]) => [mode, pick(counts)]));
+    this.liveCounter('tool_registry_discovery_shortlists_total', 'Answered discoveries (REST and MCP, shortlist-cache hits included) by search mode', 'search_mode', per((c) => c.total));
+    this.liveCounter('tool_registry_discovery_empty_shortlists_total', 'Discoveries that returned no tool (every candidate under DISCOVERY_MIN_SCORE, or none visible), by search mode', 'search_mode', per((c) => c.empty));
+    this.liveCounter('tool_registry_discovery_low_confidence_shortlists_total', 'Discoveries answered with low_confidence: true (best score under DISCOVERY_LOW_CONFIDENCE_SCORE; empty ones included), by search mode', 'search_mode', per((c) => c.lowConfidence));
+  }
+
+  /**
+   * Exposes the catalog's size across tenants: tools by status, tenants by bounded size bucket, scope
+   * sets. Read from the database at most every CATALOG_SIZE_MAX_AGE_MS; a failed read keeps the last
+   * values, so /metrics still answers while the database does not.
+   */
+  trackCatalogSize(read: () => Promise<CatalogSize>): void {
+    let last: { at: number; size: CatalogSize } | undefined;
+    let pending: Promise<CatalogSize | undefined> | undefined;
+    const current = async (): Promise<CatalogSize | undefined> => {
+      if (last && Date.now() - last.at < CATALOG_SIZE_MAX_AGE_MS) return last.size;
+      // The three gauges of one scrape share one statement.
+      pending ??= read().then(
+        (size) => (last = { at: Date.now(), size }).size,
+        () => last?.size,
+      ).finally(() => (pending = undefined));
+      return pending;
+    };
+    new Gauge({
+      name: 'tool_registry_catalog_tools',
+      help: 'Tools stored across every tenant, by status (active, retired)',
+      labelNames: ['status'],
+      registers: [this.registry],
+      async collect() {
+        const size = await current();
+        if (!size) return;
+        this.set({ status: 'active' }, size.tools.active);
+        this.set({ status: 'retired' }, size.tools.retired);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_catalog_tenants',
+      help: 'Tenants by how many active tools their catalog holds (bounded buckets: 0, 1-10, 11-100, 101-1000, 1001-10000, 10001+)',
+      labelNames: ['size'],
+      registers: [this.registry],
+      async collect() {
+        const size = await current();
+        if (!size) return;
+        for (const [bucket, n] of Object.entries(size.tenants)) this.set({ size: bucket }, n);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_catalog_scope_sets',
+      help: 'Distinct required-scope sets published across tenants (discovery checks a caller against its tenant\'s sets)',
+      registers: [this.registry],
+      async collect() {
+        const size = await current();
+        if (size) this.set(size.scopeSets);
+      },
+    });
+  }
+
   /** Exposes the shortlist cache's hits and misses from its live counters. */
   trackShortlistCache(stats: ShortlistCacheStats): void {
     this.liveCounter(
@@ -211,6 +282,57 @@ export class ServiceMetrics {
         this.set(stats.buffered);
       },
     });
+  }
+
+  /**
+   * Exposes vector indexing: the service-wide backlog (active tools waiting for vectors, or whose
+   * last attempt failed), tools and texts indexed, the recent rate and the backlog's ETA. Labels are
+   * fixed (state: pending, failed): no tenant or tool ever becomes a label.
+   */
+  trackIndexing(indexing: IndexingStats): void {
+    const registry = [this.registry];
+    const { throughput } = indexing;
+    new Gauge({
+      name: 'tool_registry_index_backlog_tools',
+      help: 'Active tools without current vectors, by state: pending (waiting for the indexer), failed (last attempt failed; retried)',
+      labelNames: ['state'],
+      registers: registry,
+      async collect() {
+        const backlog = await indexing.backlog();
+        this.set({ state: 'pending' }, backlog.pending);
+        this.set({ state: 'failed' }, backlog.failed);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_index_eta_seconds',
+      help: 'Seconds until the pending backlog is indexed at the recent rate (0: nothing pending; NaN: rate unknown yet)',
+      registers: registry,
+      async collect() {
+        this.set(throughput.etaSeconds((await indexing.backlog()).pending) ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'tool_registry_index_texts_per_second',
+      help: 'Texts the indexer encoded per second of indexing over its last batches (NaN before the first)',
+      registers: registry,
+      collect() {
+        this.set(throughput.textsPerSecond ?? Number.NaN);
+      },
+    });
+    for (const [name, help, total] of [
+      ['tool_registry_index_tools_total', 'Tools whose vectors the indexer stored', () => throughput.tools],
+      ['tool_registry_index_texts_total', 'Texts the indexer encoded (texts with a current vector are reused, not counted)', () => throughput.texts],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: registry,
+        collect() {
+          this.reset();
+          this.inc(total());
+        },
+      });
+    }
   }
 
   /** Exposes database pool usage (node-postgres); PGlite is a single in-process connection. */

@@ -1,5 +1,6 @@
 import type { ToolDocument } from './model.js';
 import { openAiStrictCompatible } from './openai-strict.js';
+import { toOpenAiStrict } from './strict-rendering.js';
 
 export const FORMATS = ['openai', 'openai-responses', 'anthropic', 'gemini', 'mcp', 'raw'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -93,4 +94,58 @@ export function renderTool(tool: RenderableTool, format: Format): Record<string,
     case 'raw':
       return { name: tool.name, description, parameters: tool.parameters, ...(tool.returns ? { returns: tool.returns } : {}) };
   }
+}
+
+/** The formats with OpenAI's strict mode, where a request may ask for the strict rendering. */
+export const STRICT_CAPABLE_FORMATS: readonly Format[] = ['openai', 'openai-responses'];
+
+/** Why `strict` cannot go with `format` (for a 400 naming `/strict`); undefined when it can. */
+export function strictOptionProblem(format: Format, strict: boolean | undefined): string | undefined {
+  return strict === true && !STRICT_CAPABLE_FORMATS.includes(format) ? `strict applies to the formats ${STRICT_CAPABLE_FORMATS.join(' and ')} only, not ${format}` : undefined;
+}
+
+/** A Chat Completions function tool in its strict rendering (what the `openai` package calls ChatCompletionFunctionTool). */
+export interface OpenAiStrictChatTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown>; strict: true };
+}
+
+/** A Responses API function tool in its strict rendering (the `openai` package's FunctionTool). */
+export interface OpenAiStrictResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: true;
+}
+
+/** The strict rendering of a tool in `format`, or undefined with the reason when it has none. */
+export function renderStrict(tool: RenderableTool, format: 'openai'): { tool: OpenAiStrictChatTool } | { reason: string };
+export function renderStrict(tool: RenderableTool, format: 'openai-responses'): { tool: OpenAiStrictResponsesTool } | { reason: string };
+export function renderStrict(tool: RenderableTool, format: 'openai' | 'openai-responses'): { tool: OpenAiStrictChatTool | OpenAiStrictResponsesTool } | { reason: string } {
+  const rendering = toOpenAiStrict(tool.parameters);
+  if (!rendering.ok) return { reason: rendering.reason };
+  const description = modelDescription(tool);
+  const function_ = { name: tool.name, description, parameters: rendering.parameters, strict: true as const };
+  return { tool: format === 'openai' ? { type: 'function', function: function_ } : { type: 'function', ...function_ } };
+}
+
+/** A tool as a runtime asked for it, and why it is not strict when strict was asked and impossible. */
+export interface ModelTool {
+  schema: Record<string, unknown>;
+  strictFallback?: string;
+}
+
+/**
+ * renderTool, or with `strict` (OpenAI formats only) the strict rendering: the parameters rewritten
+ * into strict mode's subset (`strict-rendering.ts`) and `strict: true`. A schema that has no strict
+ * form is rendered as renderTool does, with `strict: false`, and the reason.
+ */
+export function renderForModel(tool: RenderableTool, format: Format, strict = false): ModelTool {
+  if (!strict || (format !== 'openai' && format !== 'openai-responses')) return { schema: renderTool(tool, format) };
+  const rendered = format === 'openai' ? renderStrict(tool, format) : renderStrict(tool, format);
+  if ('tool' in rendered) return { schema: { ...rendered.tool } };
+  const plain = renderTool(tool, format);
+  const schema = format === 'openai' ? { ...plain, function: { ...(plain.function as Record<string, unknown>), strict: false } } : { ...plain, strict: false };
+  return { schema, strictFallback: rendered.reason };
 }

@@ -130,6 +130,8 @@ export type TokenCosts = Static<typeof TokenCosts>;
 const ToolState = Type.Object({
   status: ToolStatus,
   revision: Type.Integer(),
+  /** The catalog sync source that owns the tool (migration 0019); null: published tool by tool. */
+  source: Type.Union([Type.String(), Type.Null()], { description: 'the catalog sync source that owns the tool (POST /v1/catalog/sync); null: published tool by tool' }),
   tokens: TokenCosts,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
@@ -172,6 +174,7 @@ export const ToolView = Type.Object(
     returns: document.returns,
     policy: document.policy,
     revision: state.revision,
+    source: Type.Optional(state.source),
     created_at: state.created_at,
   },
   { additionalProperties: true },

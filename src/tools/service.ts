@@ -42,6 +42,8 @@ export type WriteOutcome = 'created' | 'updated' | 'restored' | 'unchanged';
 interface WriteOptions {
   /** Run every check and write inside a transaction that is rolled back: nothing is stored. */
   dryRun?: boolean;
+  /** Stamps the tool with the catalog sync source that owns it (src/catalog); absent: left as it is. */
+  source?: string;
 }
 
 /** Thrown at the end of a dry run's transaction to roll it back, carrying what would have been stored. */
@@ -171,6 +173,7 @@ export class ToolService {
           status: 'active',
           createdBy: principal.subject,
           updatedBy: principal.subject,
+          source: options.source ?? null,
           ...columnsOf(doc),
         });
         await repo.insertVersion(tx, inserted, principal.subject);
@@ -214,6 +217,7 @@ export class ToolService {
         revision: current.revision + 1,
         status: 'active',
         updatedBy: principal.subject,
+        ...(options.source === undefined ? {} : { source: options.source }),
       });
       if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
       await this.onRewrite(tx, row);

@@ -71,6 +71,18 @@ export class ToolValidator {
     return result.document;
   }
 
+  /**
+   * The normalized document when `input` has a tool document's shape, without the schema checks
+   * (meta-validation, compilation, ~5 ms a tool): enough to recognize content already stored, which
+   * passed every check when it was published (catalog sync compares it by content hash). Undefined
+   * when the shape is wrong: run validate() for the details.
+   */
+  recognize(input: unknown): ToolDocument | undefined {
+    if (!isObject(input) || exceedsDepth(input, this.limits.schemaDepth + 2) || !this.shape(input)) return undefined;
+    if (textProblems(input).length > 0) return undefined;
+    return normalizeDocument(input as ToolDocumentInput, this.limits.summaryLength);
+  }
+
   private checkSchema(schema: JsonObject, pointer: string, isParameters: boolean): ErrorDetail[] {
     const { issues: structural, tooDeep } = walkSchema(schema, pointer, this.limits.schemaDepth, isParameters);
     if (isParameters && schema.type !== 'object') {

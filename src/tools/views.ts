@@ -38,6 +38,7 @@ export function toView(row: ToolRow): ToolView {
     ...document,
     revision: row.revision,
     status: row.status,
+    source: row.source,
     tokens: row.tokenCosts as TokenCosts,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

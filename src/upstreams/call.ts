@@ -54,7 +54,7 @@ export class CallService {
     const started = performance.now();
     const upstream = route.upstream.name;
     try {
-      const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, input.arguments);
+      const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments);
       const seconds = (performance.now() - started) / 1000;
       const outcome = result.isError === true ? 'tool_error' : 'ok';
       this.onCall(outcome, seconds);

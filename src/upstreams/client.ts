@@ -5,6 +5,7 @@ import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type To
 import { LRUCache } from 'lru-cache';
 
 import { listAllTools } from '../mcp-client/list-tools.js';
+import { propagatingFetch } from '../telemetry/outgoing.js';
 import { VERSION } from '../version.js';
 import { redact } from './secrets.js';
 
@@ -116,7 +117,7 @@ export class UpstreamClients {
     );
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: target.headers },
-      fetch: guardedFetch(this.options.maxResponseBytes),
+      fetch: propagatingFetch(guardedFetch(this.options.maxResponseBytes)),
       reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
     });
     try {

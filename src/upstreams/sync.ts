@@ -3,9 +3,9 @@ import semver from 'semver';
 import type { Static } from 'typebox';
 
 import type { Principal } from '../auth/principal.js';
+import { reconcile, type WantedTool } from '../catalog/reconcile.js';
 import type { Db } from '../db/client.js';
-import type { ToolRow, UpstreamRow } from '../db/schema.js';
-import { AppError } from '../errors.js';
+import type { UpstreamRow } from '../db/schema.js';
 import { mapMcpTool } from '../mcp-client/mapping.js';
 import { contentHash } from '../tools/content-hash.js';
 import type { ToolDocument } from '../tools/model.js';
@@ -23,12 +23,15 @@ const FIRST_VERSION = '1.0.0';
 /** The card fields a publisher may refine on an upstream tool: a sync keeps them. */
 const REFINABLE = ['aliases', 'examples', 'not_for', 'policy'] as const;
 
+/** The catalog source an upstream's tools carry (tools.source): a catalog sync never takes them. */
+export const upstreamSource = (upstream: string): string => `upstream:${upstream}`;
+
 /**
  * Brings a tenant's tools in line with what an upstream lists: new tools registered, changed ones
- * published as a new version, vanished ones retired, each through the ToolService (validation,
- * versions, audit, indexing as for any publish). Each tool is written in its own transaction: a
- * tool that fails (invalid schema, name taken by a tool the upstream does not serve) is reported
- * in `errors` and the others still sync.
+ * published as a new version, vanished ones retired, through the catalog's reconcile loop (the
+ * ToolService's validation, versions, audit and indexing, as for any publish). Each tool is
+ * written in its own transaction: a tool that fails (invalid schema, name taken by a tool the
+ * upstream does not serve) is reported in `errors` and the others still sync.
  */
 export class UpstreamSync {
   constructor(
@@ -40,7 +43,7 @@ export class UpstreamSync {
 
   async apply(principal: Principal, upstream: UpstreamRow, listed: Tool[], server: string | undefined): Promise<SyncOutcome> {
     const outcome: SyncOutcome = { added: [], changed: [], retired: [], errors: [] };
-    const served = await repo.servedTools(this.db, upstream.tenantId, upstream.name);
+    const wanted: WantedTool[] = [];
     const seen = new Set<string>();
     for (const remote of listed) {
       const document = this.documentFor(upstream, remote, server, outcome);
@@ -50,21 +53,20 @@ export class UpstreamSync {
         continue;
       }
       seen.add(document.name);
-      try {
-        const result = await this.write(principal, upstream, remote.name, document, served.has(document.name));
-        if (result) outcome[result].push(document.name);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        outcome.errors.push({ tool: remote.name, message: error.message });
-      }
+      wanted.push({ name: document.name, label: remote.name, checked: (current) => (current ? this.revised(principal, document) : document) });
     }
-    for (const name of served.keys()) {
-      if (seen.has(name)) continue;
-      const row = await this.current(principal, name);
-      if (row?.status !== 'active') continue;
-      await this.tools.retire(principal, name, undefined);
-      outcome.retired.push(name);
-    }
+    const source = upstreamSource(upstream.name);
+    const result = await reconcile(this.db, this.tools, principal, wanted, {
+      source,
+      prune: true,
+      dryRun: false,
+      refuse: (current) => (current.source === source ? undefined : `tool '${current.name}' exists and is not served by upstream '${upstream.name}'; it was left alone`),
+      claim: (tool) => repo.serveTool(this.db, { tenantId: upstream.tenantId, toolName: tool.name, upstreamName: upstream.name, remoteName: tool.label }),
+    });
+    outcome.added.push(...result.created);
+    outcome.changed.push(...result.updated);
+    outcome.retired.push(...result.retired);
+    outcome.errors.push(...result.errors.map((error) => ({ tool: error.label, message: error.message })));
     return outcome;
   }
 
@@ -87,31 +89,16 @@ export class UpstreamSync {
     return checked.document;
   }
 
-  private async current(principal: Principal, name: string): Promise<ToolRow | undefined> {
-    try {
-      return await this.tools.get(principal, name);
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'not_found') return undefined;
-      throw error;
-    }
-  }
-
-  /** Registers, re-publishes or restores one tool; what it did, or undefined when nothing changed. */
-  private async write(principal: Principal, upstream: UpstreamRow, remoteName: string, document: ToolDocument, ours: boolean): Promise<'added' | 'changed' | undefined> {
-    const row = await this.current(principal, document.name);
-    if (row && !ours) throw new AppError('conflict', `tool '${document.name}' exists and is not served by upstream '${upstream.name}'; it was left alone`);
-    await repo.serveTool(this.db, { tenantId: upstream.tenantId, toolName: document.name, upstreamName: upstream.name, remoteName });
-    if (!row) {
-      await this.tools.register(principal, document);
-      return 'added';
-    }
+  /**
+   * What to publish over the stored tool: the publisher's refinements kept, the stored version when
+   * nothing else changed (so a re-sync is a no-op), else its next minor version.
+   */
+  private async revised(principal: Principal, document: ToolDocument): Promise<ToolDocument> {
+    const row = await this.tools.get(principal, document.name);
     const stored = documentOf(row);
     const next: ToolDocument = { ...document, version: row.version };
     for (const field of REFINABLE) (next as unknown as Record<string, unknown>)[field] = stored[field];
-    const same = contentHash(next) === row.contentHash;
-    if (same && row.status === 'active') return undefined;
-    if (!same) next.version = semver.inc(row.version, 'minor') ?? FIRST_VERSION;
-    await this.tools.replace(principal, document.name, next, undefined);
-    return row.status === 'retired' ? 'added' : 'changed';
+    if (contentHash(next) !== row.contentHash) next.version = semver.inc(row.version, 'minor') ?? FIRST_VERSION;
+    return next;
   }
 }

@@ -38,17 +38,19 @@ const SEED = [
    values ('00000000-0000-4000-8000-000000000001', 'alpha', 'refund', 3, 'openai', '[]', 'lexical', false, 0, 1.5)`,
 ];
 
-// Today's tool service writes postings with a scope-set number (0015): for the seed, the old
-// schema gets that table and column, and loses them again once the postings carry their scopes
-// the 0006 way.
+// Today's tool service writes postings with a scope-set number (0015) and a tool's sync source
+// (0019): for the seed, the old schema gets that table and those columns, and loses them again
+// once the postings carry their scopes the 0006 way.
 const POSTINGS_0015 = [
   `create table scope_sets (id integer generated always as identity primary key, tenant_id text not null, scopes text[] not null, unique (tenant_id, scopes))`,
   `alter table tool_terms add column scope_set integer`,
+  `alter table tools add column source text`,
 ];
 const POSTINGS_0006 = [
   `update tool_terms p set required_scopes = s.scopes from scope_sets s where s.id = p.scope_set`,
   `alter table tool_terms drop column scope_set`,
   `drop table scope_sets`,
+  `alter table tools drop column source`,
 ];
 
 async function seed(database: Database): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS, LEXICAL_BACKGROUND, MIN_COSINE_DEVIATION, standouts } from '../../src/discovery/fusion.js';
+import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS, LEXICAL_BACKGROUND, mergeRankings, MIN_COSINE_DEVIATION, type Ranked, standouts } from '../../src/discovery/fusion.js';
 
 const evidence = (toolId: number, lexical: number | null, cosine: number | null, exact = false): Evidence => ({ toolId, lexical, exact, cosine });
 
@@ -155,5 +155,25 @@ describe('fuse', () => {
 
   it('breaks ties by tool id so rankings are deterministic', () => {
     expect(fuse([evidence(7, 6, 0.6), evidence(3, 6, 0.6), ...background(10)]).ranked.map((r) => r.toolId).slice(0, 2)).toEqual([3, 7]);
+  });
+});
+
+describe('mergeRankings', () => {
+  const ranked = (toolId: number, score: number, exact = false): Ranked => ({ toolId, score, lexical: 1, cosine: 0.5, exact });
+
+  it('keeps each tool at its best score, so the clear winner of every part ranks high', () => {
+    const whole = { ranked: [ranked(9, 0.5), ranked(1, 0.3), ranked(2, 0.2)], lowConfidence: false };
+    const first = { ranked: [ranked(1, 0.8), ranked(9, 0.4)], lowConfidence: false };
+    const second = { ranked: [ranked(2, 0.7), ranked(3, 0.1)], lowConfidence: false };
+    const merged = mergeRankings([whole, first, second]);
+    expect(merged.ranked.map((r) => [r.toolId, r.score])).toEqual([[1, 0.8], [2, 0.7], [9, 0.5], [3, 0.1]]);
+    expect(merged.lowConfidence).toBe(false);
+  });
+
+  it('puts exact name matches first and is low-confidence only when every part is', () => {
+    const merged = mergeRankings([{ ranked: [ranked(4, 0.9)], lowConfidence: true }, { ranked: [ranked(5, 0.2, true)], lowConfidence: true }]);
+    expect(merged.ranked.map((r) => r.toolId)).toEqual([5, 4]);
+    expect(merged.lowConfidence).toBe(true);
+    expect(mergeRankings([{ ranked: [], lowConfidence: true }, { ranked: [ranked(6, 0.9)], lowConfidence: false }]).lowConfidence).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { boundedPart, prepareQuery, SEARCHED_QUERY_CHARS, withoutQuotedValues } from '../../src/discovery/query.js';
+import { boundedPart, MAX_STEPS, prepareQuery, requestSteps, SEARCHED_QUERY_CHARS, withoutQuotedValues } from '../../src/discovery/query.js';
 
 describe('prepareQuery', () => {
   it('normalizes whitespace and Unicode', () => {
@@ -95,5 +95,40 @@ describe('boundedPart: what of a long request or a conversation is searched', ()
     expect(searched.bounded).toBe(true);
     expect(searched.chars).toBeLessThanOrEqual(SEARCHED_QUERY_CHARS);
     expect(searched.total_chars).toBeGreaterThan(5000);
+  });
+});
+
+describe('requestSteps', () => {
+  it('splits a request at sequencing words', () => {
+    expect(requestSteps('Create a note titled "Plan", then list all my tags and finally check the app setup.')).toEqual([
+      'Create a note titled "Plan"',
+      'list all my tags',
+      'check the app setup.',
+    ]);
+    expect(requestSteps('First, get my balance. Then, send 2 ETH to Bob after that archive the receipt')).toEqual(['First, get my balance', 'send 2 ETH to Bob', 'archive the receipt']);
+  });
+
+  it('keeps a request of one step whole: a bare "and", a sentence end, a decimal point', () => {
+    expect(requestSteps('search and replace text in my files')).toEqual([]);
+    expect(requestSteps("I'm hungry. Can you recommend any good restaurants nearby?")).toEqual([]);
+    expect(requestSteps('Pay 0.05 ETH to 0xabc')).toEqual([]);
+  });
+
+  it('joins a step too short to stand alone to the one before', () => {
+    expect(requestSteps('Create a new issue in the tracker, then do it')).toEqual([]);
+    expect(requestSteps('Create a new issue in the tracker, then assign it to Ana, then close it')).toEqual(['Create a new issue in the tracker', 'assign it to Ana close it']);
+  });
+
+  it('searches at most MAX_STEPS steps apart', () => {
+    const many = Array.from({ length: MAX_STEPS + 1 }, (_, i) => `open the report number ${i}`).join(', then ');
+    expect(requestSteps(many)).toEqual([]);
+  });
+
+  it('prepares each step for both legs', () => {
+    const steps = prepareQuery('Create a note named "Q3", then list_tags for the vault').steps;
+    expect(steps.map((s) => s.text)).toEqual(['Create a note named "Q3"', 'list_tags for the vault']);
+    expect(steps[0]!.intentText).toBe('Create a note named');
+    expect(steps[1]!.nameTokens).toEqual(['list_tags']);
+    expect(steps.every((s) => s.steps.length === 0)).toBe(true);
   });
 });

@@ -164,6 +164,18 @@ forEachDatabase((db) => {
       expect((result.content[0] as { text: string }).text).toContain('issue_refund v1.0.0');
     });
 
+    it('describe_tool and find_tools give the strict rendering on strict: true, and refuse it beside another format', async () => {
+      const client = await connect(publisher);
+      const described = (await client.callTool({ name: 'describe_tool', arguments: { name: 'issue_refund', format: 'openai', strict: true } })) as CallToolResult;
+      expect(described.isError ?? false).toBe(false);
+      expect(described.structuredContent).toMatchObject({ schema: { type: 'function', function: { name: 'issue_refund', strict: true, parameters: { additionalProperties: false } } } });
+      const found = await findTools(client, { query: 'issue_refund', format: 'openai-responses', strict: true, top_k: 1 });
+      expect(found.structured.tools[0]!.schema).toMatchObject({ name: 'issue_refund', strict: true, parameters: { additionalProperties: false } });
+      const refused = (await client.callTool({ name: 'describe_tool', arguments: { name: 'issue_refund', format: 'mcp', strict: true } })) as CallToolResult;
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toMatch(/strict applies to the formats openai and openai-responses only/);
+    });
+
     it('describe_tool answers unknown, out-of-scope, retired and foreign tools alike: not found', async () => {
       const stranger = await token({ tenant: uniqueTenant('other'), scopes: ['billing:read'] });
       const cases: [string, string][] = [

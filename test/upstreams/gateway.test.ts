@@ -99,6 +99,16 @@ forEachDatabase((db) => {
       expect(entries.find((e) => e.action === 'call_result')?.details).toMatchObject({ upstream: 'everything', outcome: 'ok' });
     });
 
+    it('runs a strict-mode call (null for an optional argument) upstream as the call without it', async () => {
+      // includeImage is optional and boolean upstream: a null sent on would be refused there.
+      const body = { tool: 'everything_get-annotated-message', arguments: { messageType: 'success', includeImage: null } };
+      const response = await call(app, 'POST', '/v1/call', { token: agent, body });
+      expect(response.statusCode, response.body).toBe(200);
+      const result = response.json<{ decision: string; result: CallToolResult }>().result;
+      expect(result.isError ?? false).toBe(false);
+      expect(result.content[0]).toMatchObject({ type: 'text', text: 'Operation completed successfully' });
+    });
+
     it('calls the tool through MCP call_tool with a client connected only to the registry', async () => {
       const client = new Client({ name: 'gateway-test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent}` } } }));

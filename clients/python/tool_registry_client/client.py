@@ -171,10 +171,11 @@ class RegistryClient:
         format: Optional[SchemaFormat] = None,
         mode: Optional[SearchMode] = None,
         filters: Optional[Mapping[str, Any]] = None,
+        strict: Optional[bool] = None,
     ) -> DiscoverResponse:
         """POST /v1/discover: the few tools that fit ``query``, full schemas for those only."""
         body: Dict[str, Any] = {"query": query}
-        for key, value in (("top_k", top_k), ("format", format), ("mode", mode), ("filters", filters)):
+        for key, value in (("top_k", top_k), ("format", format), ("mode", mode), ("filters", filters), ("strict", strict)):
             if value is not None:
                 body[key] = value
         return cast(DiscoverResponse, self._request("POST", "/v1/discover", body=body)[2])

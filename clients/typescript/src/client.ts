@@ -6,10 +6,13 @@ import type {
   AuditRecord,
   AuthorizeRequest,
   AuthorizeResponse,
+  CatalogSyncRequest,
+  CatalogSyncResult,
   DiscoverRequest,
   DiscoverResponse,
   DiscoveryRecord,
   DryRunResult,
+  IndexProgress,
   IndexStatus,
   ListDiscoveriesParams,
   ListToolsParams,
@@ -106,6 +109,42 @@ export class RegistryClient {
       const status = (await this.getTool(name, options)).tool.index_status ?? 'indexed';
       if (status !== 'pending' || Date.now() >= deadline) return status;
       await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 500, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  /**
+   * POST /v1/catalog/sync: declares every tool `source` publishes; new ones are created, changed
+   * ones versioned, unchanged ones left alone, and with `prune` the source's absent ones retired.
+   * Refused tools come back in `errors`, the rest still sync. Idempotent, so it is safe to retry;
+   * `timeoutMs` (default 10 minutes) covers a first sync of thousands of tools.
+   */
+  async syncCatalog(request: CatalogSyncRequest, options: CallOptions & { timeoutMs?: number } = {}): Promise<CatalogSyncResult> {
+    const response = await this.transport.request<CatalogSyncResult>({
+      method: 'POST',
+      path: '/v1/catalog/sync',
+      body: request,
+      timeoutMs: options.timeoutMs ?? 600_000,
+      signal: options.signal,
+    });
+    return response.body;
+  }
+
+  /** GET /v1/catalog/index-status: index counts of the tenant's active tools (or one source's), backlog and ETA. */
+  async indexProgress(source?: string, options: CallOptions = {}): Promise<IndexProgress> {
+    return (await this.transport.request<IndexProgress>({ method: 'GET', path: '/v1/catalog/index-status', query: { source }, signal: options.signal })).body;
+  }
+
+  /**
+   * Polls {@link indexProgress} until no tool of `source` is pending (indexed or failed), or the
+   * timeout passes; `onProgress` sees every poll. Resolves with the last progress read.
+   */
+  async waitForCatalogIndex(source: string | undefined, options: WaitOptions & { onProgress?: (progress: IndexProgress) => void } = {}): Promise<IndexProgress> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const progress = await this.indexProgress(source, options);
+      options.onProgress?.(progress);
+      if (progress.pending === 0 || Date.now() >= deadline) return progress;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 1_000, Math.max(0, deadline - Date.now()))));
     }
   }
 

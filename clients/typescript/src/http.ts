@@ -52,6 +52,8 @@ export interface RequestSpec {
   accept?: number[];
   retry?: boolean;
   signal?: AbortSignal;
+  /** This request's per-attempt timeout, ms, instead of the client's (a catalog sync takes longer). */
+  timeoutMs?: number;
 }
 
 export interface RawResponse<T> {
@@ -163,7 +165,7 @@ export class Transport {
   }
 
   private async once<T>(spec: RequestSpec): Promise<RawResponse<T>> {
-    const timeoutMs = this.options.timeoutMs ?? 30_000;
+    const timeoutMs = spec.timeoutMs ?? this.options.timeoutMs ?? 30_000;
     const signals = [spec.signal, timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
     let response: Response;
     try {

@@ -157,6 +157,8 @@ export interface ToolView extends ToolCard {
   policy: PolicyRule[];
   revision: number;
   created_at: string;
+  /** The catalog sync source that owns the tool; null: published tool by tool. */
+  source?: string | null;
   /** Publishers only. */
   learned_aliases?: LearnedAlias[];
   /** Publishers only. */
@@ -340,6 +342,54 @@ export interface AuditPage {
   entries: AuditRecord[];
   /** Pass as `before` for the next page; null on the last page. */
   next_before: number | null;
+}
+
+/** POST /v1/catalog/sync: every tool a source publishes. */
+export interface CatalogSyncRequest {
+  /** The owner of these tools: a repository or service name (`upstream:` names are reserved). */
+  source: string;
+  tools: ToolDocument[];
+  /** Retire the source's active tools this list does not name. */
+  prune?: boolean;
+  /** Run every check and store nothing: the answer is the plan. */
+  dry_run?: boolean;
+}
+
+/** A tool a sync could not write: it keeps its stored version. */
+export interface CatalogSyncError {
+  name: string;
+  error: string;
+  details: ErrorDetail[];
+}
+
+/** What a catalog sync did (or, on a dry run, would do), by tool name. */
+export interface CatalogSyncResult {
+  source: string;
+  dry_run: boolean;
+  /** New tools, and retired ones restored. */
+  created: string[];
+  updated: string[];
+  /** Already stored as declared: no write, no re-embedding. */
+  unchanged: string[];
+  /** With prune: the source's active tools absent from the request. */
+  retired: string[];
+  errors: CatalogSyncError[];
+}
+
+/** GET /v1/catalog/index-status: how far indexing is for the tenant's (or a source's) active tools. */
+export interface IndexProgress {
+  /** The embedding model; null without an embedder (nothing to wait for). */
+  model: string | null;
+  active: number;
+  indexed: number;
+  pending: number;
+  failed: number;
+  /** Tools waiting for vectors in the whole service (indexed in order). */
+  backlog: number;
+  texts_per_second: number | null;
+  tools_per_second: number | null;
+  /** Seconds until the service-wide backlog is indexed at the recent rate; null while unknown. */
+  eta_seconds: number | null;
 }
 
 export interface Readiness {
