@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox';
 
 import type { ErrorDetail } from '../errors.js';
 import { type Format, strictOptionProblem } from '../tools/formats.js';
-import { expandIdentifiers } from '../tools/search-text.js';
+import { expandIdentifiers } from '../tools/lexical/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
 /** Which part of a long request the search used. */
@@ -19,7 +19,7 @@ export interface PreparedQuery {
   /**
    * The request without its quoted values (`named "Q3 report"`): what the tool must do rather
    * than the arguments it will get. Embedded instead of `text`, and its words weigh fully in the
-   * lexical leg where words found only inside quotes weigh QUOTED_WORD_WEIGHT (bm25f.ts).
+   * lexical leg where words found only inside quotes weigh QUOTED_WORD_WEIGHT (tools/lexical/bm25f.ts).
    */
   intentText: string;
   /** `intentText` as the lexical leg tokenizes it. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { splitIdentifier } from '../tools/search-text.js';
+import { splitIdentifier } from '../tools/lexical/search-text.js';
 
 /** One line of tools.jsonl in the shared benchmark format. */
 export interface DatasetTool {

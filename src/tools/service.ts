@@ -9,9 +9,10 @@ import { AppError, invalidInput, toolNotFound } from '../errors.js';
 import { canSee, seenBy } from './access.js';
 import { canonicalJson } from './canonical-json.js';
 import { contentHash } from './content-hash.js';
+import { refreshTerms } from './lexical/postings.js';
+import { searchTexts } from './lexical/search-text.js';
 import { TOOL_NAME_PATTERN, type ToolDocument } from './model.js';
 import * as repo from './repository.js';
-import { searchTexts } from './search-text.js';
 import { tokenCosts } from './tokens.js';
 import { documentOf, etagOf } from './views.js';
 import { MAX_WARNINGS, type ToolWarning, toolWarnings } from './warnings.js';
@@ -177,7 +178,7 @@ export class ToolService {
           ...columnsOf(doc),
         });
         await repo.insertVersion(tx, inserted, principal.subject);
-        await repo.refreshTerms(tx, inserted.id);
+        await refreshTerms(tx, inserted.id);
         await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'publish', toolName: doc.name, toolVersion: doc.version });
         return { row: inserted, changed: true };
       }));
@@ -222,7 +223,7 @@ export class ToolService {
       if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
       await this.onRewrite(tx, row);
       // New text or scopes, or a restore: postings exist only for active tools.
-      await repo.refreshTerms(tx, row.id);
+      await refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action, toolName: name, toolVersion: doc.version });
       const changes = changedFields(documentOf(current), doc);
@@ -242,7 +243,7 @@ export class ToolService {
       }
       if (current.status === 'retired') return current;
       const retired = await repo.updateTool(tx, current.id, { status: 'retired', revision: current.revision + 1, updatedBy: principal.subject });
-      await repo.refreshTerms(tx, retired.id);
+      await refreshTerms(tx, retired.id);
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'retire', toolName: name, toolVersion: current.version });
       return retired;
     });

@@ -5,7 +5,8 @@ import { type Principal,PUBLISH_SCOPE } from '../../src/auth/principal.js';
 import { rowsOf } from '../../src/db/client.js';
 import { tools } from '../../src/db/schema.js';
 import { canSee, heldScopeSets, holdsScopes, isVisible, mayUse, missingScopes, postingVisibleTo, seenBy, usableBy, type Visibility, visibleTo } from '../../src/tools/access.js';
-import { insertTool, refreshTerms } from '../../src/tools/repository.js';
+import { refreshTerms } from '../../src/tools/lexical/postings.js';
+import { insertTool } from '../../src/tools/repository.js';
 import { forEachDatabase } from '../helpers/databases.js';
 
 // The access rule has two forms (SQL for queries, in process for a row already read); this table

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 
-import { type Db, rowsOf } from '../db/client.js';
-import { tools } from '../db/schema.js';
+import { type Db, rowsOf } from '../../db/client.js';
+import { tools } from '../../db/schema.js';
 
 /** How often the service looks for tenants whose stored counts are stale (a BackgroundJob runs runOnce). */
 export const TERM_COUNTS_INTERVAL_MS = 10_000;
