@@ -113,6 +113,20 @@ forEachDatabase((db) => {
       expect(everything).toEqual(['authorize', 'authorize', 'publish']);
     });
 
+    it('asks for OpenAI strict schemas, and a strict call with null for an optional property authorizes', async () => {
+      const client = await registry.client(uniqueTenant());
+      await client.createTool(refund());
+      const result = await client.discover({ query: 'refund invoice 1024', format: 'openai', strict: true });
+      const fn = result.tools[0]!.schema.function;
+      expect(fn).toMatchObject({ name: 'issue_refund', strict: true, parameters: { additionalProperties: false, required: expect.arrayContaining(['invoice_id', 'amount']) } });
+      expect(result.tools[0]!.strict_fallback).toBeUndefined();
+      const allow = await client.authorize({ tool: 'issue_refund', arguments: { invoice_id: 'INV-1', amount: null } });
+      expect(allow.decision).toBe('allow');
+      // @ts-expect-error strict is typed for the OpenAI formats only; the service refuses it too
+      const refused = await client.discover({ query: 'refund', format: 'anthropic', strict: true }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ status: 400, code: 'validation_failed', details: [expect.objectContaining({ pointer: '/strict' })] });
+    });
+
     it('rejects a malformed discover request with the offending field', async () => {
       const client = await registry.client(uniqueTenant(), [PUBLISH]);
       const error = await client.discover({ query: 'x', top_k: 50 }).catch((e: unknown) => e);

@@ -252,6 +252,12 @@ export interface DiscoverRequest<F extends SchemaFormat = SchemaFormat> {
   top_k?: number;
   /** Schema format of the shortlist, default `openai`. */
   format?: F;
+  /**
+   * `openai` and `openai-responses` only: each schema rewritten into OpenAI's strict subset and
+   * sent with `strict: true` (optional properties become required and nullable; `authorize` reads
+   * their `null` as absent). A schema with no strict form comes as usual, with `strict_fallback`.
+   */
+  strict?: F extends 'openai' | 'openai-responses' ? boolean : never;
   /** Retrieval legs (extension), default `hybrid`. */
   mode?: SearchMode;
   filters?: { category?: string; tags?: string[] };
@@ -264,6 +270,8 @@ export interface DiscoveredTool<F extends SchemaFormat = SchemaFormat> {
   score: number;
   card: ToolCard;
   schema: SchemaByFormat[F];
+  /** `strict` was asked and this schema has no strict form: why (the schema is the usual rendering). */
+  strict_fallback?: string;
 }
 
 export interface DiscoverResponse<F extends SchemaFormat = SchemaFormat> {
