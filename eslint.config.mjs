@@ -15,7 +15,7 @@ const LAYERS = [
   ['db', 'auth'],
   ['http'],
   ['audit'],
-  ['tools'],
+  ['tools'], // its lexical index, src/tools/lexical/, sits inside: see `lexicalIndex` below
   ['embedding', 'authorize', 'settings', 'mcp-client', 'catalog'],
   ['discovery', 'learning', 'upstreams'],
   ['metrics', 'mcp', 'ui', 'bootstrap', 'services'],
@@ -49,6 +49,31 @@ const layering = {
   },
 };
 
+/**
+ * The lexical index (src/tools/lexical/: search texts, postings, the lexical leg, term counts, the
+ * BM25F reference) is a layer inside tools: publishing (tools/service.ts) writes it and discovery
+ * reads it, and of its own folder's neighbours it imports only the tool's model and the access rule
+ * (which its posting and retrieval predicates use). The rest of tools may import it, never the
+ * reverse, so tools and its index form no cycle.
+ */
+const LEXICAL_MAY_IMPORT = ['access', 'model'];
+const lexicalIndex = {
+  files: ['src/tools/lexical/**/*.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^\\.\\./(?!(?:${LEXICAL_MAY_IMPORT.join('|')})\\.js$)[^/]+\\.js$`,
+            message: `the lexical index imports only ${LEXICAL_MAY_IMPORT.map((name) => `tools/${name}.ts`).join(' and ')} from tools (eslint.config.mjs, lexicalIndex)`,
+          },
+        ],
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'clients/typescript/dist/', 'bench-results/', 'eval-results/', 'test-results/', 'src/ui/public/'] },
   js.configs.recommended,
@@ -69,4 +94,5 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
   layering,
+  lexicalIndex,
 );

@@ -13,10 +13,11 @@
 import { sql } from 'drizzle-orm';
 
 import { openPostgres, rowsOf } from '../src/db/client.js';
-import { BM25_PARAMS } from '../src/discovery/fusion.js';
 import { prepareQuery } from '../src/discovery/query.js';
-import { catalogStats, type RetrievalRequest, retrievalStatement, searchedTerms } from '../src/discovery/repository.js';
+import { catalogStats, type RetrievalRequest, retrievalStatement } from '../src/discovery/repository.js';
 import { CANDIDATE_DEPTH } from '../src/discovery/service.js';
+import { BM25_PARAMS } from '../src/tools/lexical/bm25f.js';
+import { searchedTerms } from '../src/tools/lexical/searched-terms.js';
 import { FakeEmbeddingServer } from './bench/fake-embedder.js';
 import { realCallerScopes, realRequestText } from './bench/real-catalog.js';
 

@@ -11,8 +11,9 @@ import { sql } from 'drizzle-orm';
 
 import { openPostgres, rowsOf } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
-import { catalogStats, searchedTerms } from '../src/discovery/repository.js';
-import { TermCountRefresh } from '../src/discovery/term-counts.js';
+import { catalogStats } from '../src/discovery/repository.js';
+import { searchedTerms } from '../src/tools/lexical/searched-terms.js';
+import { TermCountRefresh } from '../src/tools/lexical/term-counts.js';
 import { realCallerScopes, realRequestText } from './bench/real-catalog.js';
 
 /* eslint-disable no-console -- a script's output is its interface */

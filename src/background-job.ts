@@ -1,5 +1,5 @@
 /** When a background job runs: a pass at start, then one every `everyMs` (absent: none). */
-export interface JobSchedule {
+interface JobSchedule {
   atStart: boolean;
   everyMs?: number;
 }

@@ -54,6 +54,14 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * The 400 a service answers for input it refuses, whichever door it came through. The message
+ * names the fields too: an MCP client sees only the message.
+ */
+export function invalidInput(problems: ErrorDetail[]): AppError {
+  return new AppError('validation_failed', problems.map((p) => `${p.pointer.slice(1) || 'input'} ${p.message}`).join('; '), problems);
+}
+
 /** Builds the 404 used for unknown and invisible tools alike, so existence never leaks. */
 export function toolNotFound(name: string): AppError {
   return new AppError('not_found', `tool '${name}' not found`);

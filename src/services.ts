@@ -13,13 +13,13 @@ import { type DiscoveryOptions, DiscoveryService } from './discovery/service.js'
 import { ShortlistCache } from './discovery/shortlist-cache.js';
 import { ShortlistQuality } from './discovery/shortlist-quality.js';
 import { MAINTENANCE_INTERVAL_MS, TableMaintenance } from './discovery/table-maintenance.js';
-import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './discovery/term-counts.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from './embedding/indexer.js';
 import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import { updateLearnedText } from './learning/repository.js';
 import { LearningService } from './learning/service.js';
 import { SettingsService } from './settings/service.js';
+import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './tools/lexical/term-counts.js';
 import { ToolService } from './tools/service.js';
 import { TokenCostBackfill } from './tools/token-backfill.js';
 import { ToolValidator } from './tools/validation.js';

@@ -4,7 +4,7 @@ import type { Executor } from '../db/client.js';
 import { type AuditRow, listAudit } from './repository.js';
 import type { AuditListQuery } from './schemas.js';
 
-export type AuditQuery = Static<typeof AuditListQuery>;
+type AuditQuery = Static<typeof AuditListQuery>;
 
 /** Publishers' reading of their tenant's audit log. */
 export class AuditService {

@@ -14,8 +14,3 @@ export const ADMIN_SCOPE = 'registry:admin';
 export function isPublisher(principal: Principal): boolean {
   return principal.scopes.includes(PUBLISH_SCOPE);
 }
-
-/** True when the caller holds every scope in `required`. */
-export function holdsAll(principal: Principal, required: readonly string[]): boolean {
-  return required.every((scope) => principal.scopes.includes(scope));
-}

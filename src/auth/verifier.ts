@@ -80,7 +80,7 @@ export function principalFromClaims(payload: JWTPayload, tenantClaim: string, sc
 const REFUSED_HEADERS = ['jku', 'x5u', 'jwk', 'x5c', 'cty'];
 
 /** The first refused header parameter of a token, or undefined (also for a token that does not decode: jwtVerify reports that). */
-export function refusedHeader(token: string): string | undefined {
+function refusedHeader(token: string): string | undefined {
   let header: Record<string, unknown>;
   try {
     header = decodeProtectedHeader(token);
@@ -101,8 +101,8 @@ function describeJoseError(error: unknown): string {
 }
 
 /** Verified tokens remembered per process, and for how long at most. */
-export const VERIFIED_TOKENS = 10_000;
-export const VERIFIED_TOKEN_MS = 5 * 60_000;
+const VERIFIED_TOKENS = 10_000;
+const VERIFIED_TOKEN_MS = 5 * 60_000;
 
 /**
  * Builds the verifier for the configured key: an HS256 secret, a PEM public key, or a JWKS URL

@@ -4,7 +4,7 @@ import { type CallOutcome, GroupedCalls } from '../grouped-calls.js';
 import { type DecisionRecord, recordDecisions } from './repository.js';
 
 /** Decisions written per statement at most. */
-export const DEFAULT_DECISION_BATCH = 256;
+const DEFAULT_DECISION_BATCH = 256;
 
 /**
  * Group commit for decisions: a decision is answered only once its audit entry is committed, but

@@ -1,5 +1,5 @@
 import { MISSING, resolvePointer } from '../json-pointer.js';
-import type { PolicyCondition, PolicyRule } from '../tools/policy-rule.js';
+import type { PolicyCondition, PolicyRule } from '../tools/model.js';
 
 /**
  * Evaluation of a tool's argument-level policy rules at authorize time. Their shape and the
@@ -73,7 +73,7 @@ function holds(condition: PolicyCondition, args: unknown): boolean | typeof INDE
 }
 
 /** One rule that stopped the call. */
-export interface PolicyViolation {
+interface PolicyViolation {
   rule: string;
   message: string;
   missingScopes: string[];

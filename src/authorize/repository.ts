@@ -2,20 +2,11 @@ import { param, sql } from 'drizzle-orm';
 
 import type { AuditEntry } from '../audit/repository.js';
 import { type Executor, rowsOf } from '../db/client.js';
-import { auditLog, tools } from '../db/schema.js';
-import type { PolicyRule } from '../tools/policy-rule.js';
+import { auditLog, type ToolRow, tools } from '../db/schema.js';
+import type { PolicyRule, ToolDocument } from '../tools/model.js';
 
 /** The columns a decision needs: read fresh for every call, one primary-key lookup. */
-export interface ToolForDecision {
-  id: number;
-  name: string;
-  version: string;
-  revision: number;
-  status: 'active' | 'retired';
-  requiredScopes: string[];
-  parameters: Record<string, unknown>;
-  policy: PolicyRule[];
-}
+export type ToolForDecision = Pick<ToolRow, 'id' | 'name' | 'version' | 'revision' | 'status' | 'requiredScopes'> & Pick<ToolDocument, 'parameters' | 'policy'>;
 
 /** A tool as a call names it. */
 export interface ToolKey {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-import { ToolName } from '../tools/schemas.js';
+import { ToolName } from '../tools/model.js';
 
 /** The shapes of POST /v1/authorize: the route validates and documents them, the service's types derive from them. */
 

@@ -1,28 +1,29 @@
 import { LRUCache } from 'lru-cache';
 import type { Static } from 'typebox';
 
-import { holdsAll, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
-import { AppError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { GroupedCalls } from '../grouped-calls.js';
+import { holdsScopes, missingScopes } from '../tools/access.js';
 import { type CompiledValidator, compileSchema } from '../tools/json-schema.js';
 import { dropAbsentNulls } from '../tools/strict-nulls.js';
-import { exceedsDepth, textProblems } from '../tools/validation.js';
+import { exceedsDepth } from '../tools/validation.js';
 import { DecisionWriter } from './decision-writer.js';
+import { authorizeInputProblems } from './input.js';
 import { evaluatePolicy } from './policy.js';
 import { findForDecisions, recordDecisions, type ToolForDecision, type ToolKey } from './repository.js';
 import type { AuthorizeBody, AuthorizeResponse, Reason as ReasonSchema } from './schemas.js';
 
-export type AuthorizeInput = Static<typeof AuthorizeBody>;
+type AuthorizeInput = Static<typeof AuthorizeBody>;
 export type Reason = Static<typeof ReasonSchema>;
-export type ReasonCode = Reason['code'];
 export type Decision = Static<typeof AuthorizeResponse>;
 
 /** Tool rows read per statement at most. */
-export const DEFAULT_READ_GROUP = 128;
+const DEFAULT_READ_GROUP = 128;
 
 /** Arguments nested deeper than this are denied unread: recursive schemas (`$ref: '#'`) would recurse as deep. */
-export const MAX_ARGUMENT_DEPTH = 64;
+const MAX_ARGUMENT_DEPTH = 64;
 
 /** Fails closed for a stored schema that no longer compiles (e.g. a pattern now refused as unsafe). */
 const uncheckable: CompiledValidator = () => [{ pointer: '/', message: "the tool's parameter schema cannot be checked; the publisher must republish the tool" }];
@@ -50,7 +51,7 @@ export interface CitedCallListener {
 const NO_LISTENER: CitedCallListener = { enabled: false, cited: async () => false };
 
 /** Called once per decision (metrics). */
-export type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
+type DecisionListener = (decision: Decision, cachedValidator: boolean) => void;
 
 /**
  * The gateway's check before a tool call. Everything comes from the verified token and the
@@ -79,15 +80,13 @@ export class AuthorizeService {
     this.reads = new GroupedCalls(async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })), DEFAULT_READ_GROUP);
   }
 
-  /** The decision, audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */
+  /** The decision (a 400 for input authorizeInputProblems refuses), audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */
   async authorize(principal: Principal, input: AuthorizeInput, action: 'authorize' | 'call' = 'authorize'): Promise<Decision> {
-    // Before the database: a NUL or an unpaired surrogate reads differently to every parser (a
-    // gateway may drop it, so "root\ud800" would pass an `in ["root"]` rule and run as root), and
-    // in a key it would reach the audit entry's pointers, which PostgreSQL cannot store.
-    const unreadable = textProblems(input.arguments, '/arguments', { controls: false });
-    if (unreadable.length > 0) throw new AppError('validation_failed', 'request body is invalid', unreadable.map((detail) => ({ ...detail, in: 'body' as const })));
+    // Before the database, for every door alike (authorizeInputProblems says why).
+    const problems = authorizeInputProblems(input);
+    if (problems.length > 0) throw invalidInput(problems);
     const row = await this.reads.call({ tenantId: principal.tenant, name: input.tool });
-    const visible = row !== undefined && holdsAll(principal, row.requiredScopes);
+    const visible = row !== undefined && holdsScopes(principal.scopes, row.requiredScopes);
     let cached = false;
     let decision: Decision;
     // Internal reasons go to the audit log only: the caller never learns whether an invisible tool exists.
@@ -95,7 +94,7 @@ export class AuthorizeService {
     if (!row || !visible) {
       decision = deny(input.tool, null, [{ code: 'unknown_tool', message: `tool '${input.tool}' is not available to this caller` }]);
       auditReasons = row
-        ? [{ code: 'missing_scopes', missing: row.requiredScopes.filter((s) => !principal.scopes.includes(s)) }]
+        ? [{ code: 'missing_scopes', missing: missingScopes(principal.scopes, row.requiredScopes) }]
         : [{ code: 'unknown_tool' }];
     } else {
       const checked = this.check(row, principal, input);

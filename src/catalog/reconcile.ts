@@ -2,7 +2,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { contentHash } from '../tools/content-hash.js';
-import type { ToolDocument } from '../tools/document.js';
+import type { ToolDocument } from '../tools/model.js';
 import type { ToolService } from '../tools/service.js';
 import { type HeldTool, heldTools, stampSource } from './repository.js';
 

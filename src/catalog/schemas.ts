@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 
-import { ToolName } from '../tools/schemas.js';
+import { ToolName } from '../tools/model.js';
 
 /**
  * Who owns the tools of a sync: a repository, a service, a team. `upstream:` is reserved for the

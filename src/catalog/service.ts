@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { AppError, type ErrorDetail } from '../errors.js';
-import type { ToolDocument } from '../tools/document.js';
+import type { ToolDocument } from '../tools/model.js';
 import type { ToolService } from '../tools/service.js';
 import type { ToolValidator } from '../tools/validation.js';
 import { reconcile, type WantedTool } from './reconcile.js';

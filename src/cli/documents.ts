@@ -18,7 +18,7 @@ export interface LoadedDocument {
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml']);
 
 /** Files under `paths`: files as given, folders walked recursively for .json/.yaml/.yml, sorted. */
-export async function expandPaths(paths: string[]): Promise<string[]> {
+async function expandPaths(paths: string[]): Promise<string[]> {
   const files: string[] = [];
   for (const path of paths) {
     const info = await stat(path);

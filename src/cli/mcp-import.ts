@@ -59,7 +59,7 @@ function transportFor(source: McpSource): Transport {
  * servers list tools only to clients that have them. It answers their requests as a client
  * without a user or a model would: no roots, sampling refused, elicitation declined.
  */
-export function importClient(): Client {
+function importClient(): Client {
   const client = new Client({ name: 'tool-registry-import', version: VERSION }, { capabilities: { roots: { listChanged: false }, sampling: {}, elicitation: {} } });
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
   client.setRequestHandler(CreateMessageRequestSchema, () => {

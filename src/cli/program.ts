@@ -7,6 +7,7 @@ import { stringify as toYaml } from 'yaml';
 
 import type { SchemaFormat, SearchMode } from '../../clients/typescript/src/index.js';
 import { RegistryError } from '../../clients/typescript/src/index.js';
+import { SENSITIVITIES, type Sensitivity } from '../tools/model.js';
 import { toolWarnings } from '../tools/warnings.js';
 import { VERSION } from '../version.js';
 import { benchUnavailable, runBench } from './bench.js';
@@ -38,7 +39,7 @@ function withConnection(command: Command): Command {
 }
 
 /** A problem found by a command itself (printed without a stack), with its exit code. */
-export class CliError extends Error {
+class CliError extends Error {
   override readonly name = 'CliError';
 
   constructor(
@@ -153,7 +154,7 @@ async function syncAndReport(io: CliIo, state: State, flags: SyncFlags & { sourc
 }
 
 /** Builds the `tool-registry` command line; output goes to `io`, the exit code to `state`. */
-export function createProgram(io: CliIo, state: State): Command {
+function createProgram(io: CliIo, state: State): Command {
   const program = new Command('tool-registry')
     .version(VERSION)
     .description('Tool registry for AI agents: run the service, publish tools, query discovery')
@@ -286,7 +287,7 @@ export function createProgram(io: CliIo, state: State): Command {
       .option('--version <semver>', 'version of the imported documents (default: the server\'s version, else 1.0.0)')
       .option('--category <category>', 'category of the imported tools')
       .option('--tags <tags>', 'extra tags (comma separated); "mcp" is always added')
-      .addOption(new Option('--sensitivity <level>', 'override the sensitivity inferred from annotations').choices(['low', 'medium', 'high']))
+      .addOption(new Option('--sensitivity <level>', 'override the sensitivity inferred from annotations').choices([...SENSITIVITIES]))
       .option('--max-description <n>', 'the registry\'s MAX_DESCRIPTION_LENGTH: longer descriptions are cut (the original kept in x-mcp)', integer(16, 100_000), 1024)
       .option('--out <file>', 'write the documents to this .json/.yaml file instead of pushing'),
   );
@@ -299,7 +300,7 @@ export function createProgram(io: CliIo, state: State): Command {
     async (
       flags: ConnectionFlags & {
         command?: string; url?: string; header?: string[]; env?: string[]; cwd?: string; prefix: string; scopes?: string; version?: string;
-        category?: string; tags?: string; sensitivity?: 'low' | 'medium' | 'high'; out?: string; maxDescription: number;
+        category?: string; tags?: string; sensitivity?: Sensitivity; out?: string; maxDescription: number;
       } & PushFlags,
     ) => {
       if (Boolean(flags.command) === Boolean(flags.url)) throw new CliError('give exactly one of --command (stdio) or --url (streamable HTTP)');

@@ -4,7 +4,7 @@ import { type IndexStatus, type RegistryClient, RegistryError, type ToolDocument
 import type { LoadedDocument } from './documents.js';
 import { renderTable } from './table.js';
 
-export type PushAction =
+type PushAction =
   | 'created'
   | 'updated'
   | 'restored'
@@ -36,7 +36,7 @@ export interface PushOutcome {
   warnings?: ToolWarning[];
 }
 
-export interface PushOptions {
+interface PushOptions {
   /** Ask the registry what would happen (its dry-run API); change nothing. */
   dryRun?: boolean;
   /** Documents in flight at once (default 4). */
@@ -46,7 +46,7 @@ export interface PushOptions {
 }
 
 /** Set when the registry refused the token: the remaining documents are not attempted. */
-export class AuthFailure {
+class AuthFailure {
   constructor(readonly error: RegistryError) {}
 }
 
@@ -66,7 +66,7 @@ const WOULD: Record<'created' | 'updated' | 'restored', PushAction> = { created:
  * would do, so the registry's own rules (version, conflicts, validation) decide: unchanged stops
  * there, a dry run reports the plan, else the PUT follows with the same If-Match.
  */
-export async function pushDocument(client: RegistryClient, doc: ToolDocument, options: PushOptions = {}): Promise<Omit<PushOutcome, 'source'>> {
+async function pushDocument(client: RegistryClient, doc: ToolDocument, options: PushOptions = {}): Promise<Omit<PushOutcome, 'source'>> {
   const base = { name: doc.name, version: String(doc.version) };
   const warned = (warnings: ToolWarning[] | undefined) => (warnings && warnings.length > 0 ? { warnings } : {});
   const current = await client.findTool(doc.name);

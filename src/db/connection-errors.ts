@@ -5,7 +5,7 @@ type Cause = { code?: unknown; message?: unknown; cause?: unknown };
  * `error` and the errors of its cause chain, outermost first (drizzle and pg wrap driver errors);
  * a chain that loops back is walked once.
  */
-export function causesOf(error: unknown): Cause[] {
+function causesOf(error: unknown): Cause[] {
   const chain: Cause[] = [];
   for (let e = error; typeof e === 'object' && e !== null && !chain.includes(e as Cause); e = (e as Cause).cause) chain.push(e as Cause);
   return chain;

@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 export const LOCK_FILE = 'registry.lock';
 
 /** Who holds a lock (the file's JSON content). */
-export interface LockOwner {
+interface LockOwner {
   pid: number;
   /** Process start time in clock ticks since boot (/proc/<pid>/stat), so a reused pid is told apart. */
   start: string | null;
@@ -93,7 +93,7 @@ function ownerOf(path: string): LockOwner | null | undefined {
  * start time under that pid, another boot of this machine, or this very pid when this process
  * holds nothing there, as after a container restart), 'unknown' for another host.
  */
-export function liveness(owner: LockOwner, dir: string): 'alive' | 'dead' | 'unknown' {
+function liveness(owner: LockOwner, dir: string): 'alive' | 'dead' | 'unknown' {
   if (owner.host !== hostname()) return 'unknown';
   const boot = bootId();
   if (owner.boot !== null && boot !== null && owner.boot !== boot) return 'dead';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  * resolved here once, to the folder's real path (symlinks followed); that path is what gets
  * locked and what PGlite is given, so two spellings of one folder meet at one lock.
  */
-export type DataDirPlace = { kind: 'memory' } | { kind: 'folder'; path: string };
+type DataDirPlace = { kind: 'memory' } | { kind: 'folder'; path: string };
 
 /** DATA_DIR cannot be resolved to a folder (the message names the variable). */
 export class DataDirError extends Error {

@@ -15,10 +15,10 @@ import { LagClock, parseLsn } from './replica-lag.js';
 import * as schema from './schema.js';
 
 /** Why reads are (or are not) on the replica. */
-export type ReplicaState = 'ok' | 'unreachable' | 'not_in_recovery' | 'lagging';
+type ReplicaState = 'ok' | 'unreachable' | 'not_in_recovery' | 'lagging';
 
 /** Where reads went, for metrics and tests. */
-export interface ReadCounts {
+interface ReadCounts {
   replica: number;
   primary: number;
   /** Reads that failed on the replica and were answered by the primary. */
@@ -36,7 +36,7 @@ const CHECK_TIMEOUT_MS = 2_000;
 const STARTUP_CATCH_UP_MS = 10_000;
 
 /** Thrown when DATABASE_READ_URL does not name a usable replica of DATABASE_URL. */
-export class ReadReplicaError extends Error {
+class ReadReplicaError extends Error {
   override readonly name = 'ReadReplicaError';
 }
 

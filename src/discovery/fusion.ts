@@ -4,16 +4,6 @@
  * docs/ranking.md (npm run eval on both dev sets, every constant checked on each set alone).
  */
 import { DISCOVERY_SCORE_DEFAULTS } from '../config.js';
-import type { Bm25Params } from './bm25f.js';
-
-export type { Bm25Params } from './bm25f.js';
-
-/**
- * A: name words and aliases, B: summary/tags/category, C: description/examples, D: parameters.
- * Higher k1 and lower b than the textbook 1.2/0.75, and names weighted 3x, measured better on
- * every half of the MetaTool dev set; on dev-mcp other weightings moved R@1 by under 0.01.
- */
-export const BM25_PARAMS: Bm25Params = { k1: 1.5, b: 0.5, weights: { A: 3, B: 2, C: 1, D: 0.5 } };
 
 /** The evidence fusion needs about one candidate (see Candidate in repository.ts). */
 export interface Evidence {
@@ -33,7 +23,7 @@ export interface Evidence {
  * absolute measure of fit, which a small catalog needs (among five tools, three of them alike, the
  * right one hardly stands out). The cosine weight was fitted with the local encoder.
  */
-export interface Calibration {
+interface Calibration {
   intercept: number;
   standout: number;
   cosine: number;
@@ -117,7 +107,7 @@ export interface Ranking {
 }
 
 /** What fusion knows about the caller's catalog beyond the candidates. */
-export interface PoolContext {
+interface PoolContext {
   /**
    * How many tools a lexical-only pool stands for: candidates without a matching word are not
    * returned, so their zeros are added back up to this many (the size of a hybrid pool, or the

@@ -4,7 +4,7 @@ import type { Db } from '../db/client.js';
 import { isConnectionError, sqlState } from '../db/connection-errors.js';
 import { appendDiscoveries, type DiscoveryLogEntry } from './log-repository.js';
 
-export interface DiscoveryLogOptions {
+interface DiscoveryLogOptions {
   /** Entries held in memory at most; beyond, new entries are dropped and counted. */
   maxBuffered: number;
   /** Rows per INSERT. */
@@ -13,7 +13,7 @@ export interface DiscoveryLogOptions {
   flushMs: number;
 }
 
-export const DEFAULT_DISCOVERY_LOG_OPTIONS: DiscoveryLogOptions = { maxBuffered: 10_000, batchSize: 500, flushMs: 200 };
+const DEFAULT_DISCOVERY_LOG_OPTIONS: DiscoveryLogOptions = { maxBuffered: 10_000, batchSize: 500, flushMs: 200 };
 
 /** Counters the metrics endpoint reads. */
 export interface DiscoveryLogStats {

@@ -2,12 +2,12 @@ import { type Static, Type } from 'typebox';
 
 import type { ErrorDetail } from '../errors.js';
 import { type Format, strictOptionProblem } from '../tools/formats.js';
-import { expandIdentifiers } from '../tools/search-text.js';
+import { expandIdentifiers } from '../tools/lexical/search-text.js';
 import { textProblems } from '../tools/validation.js';
 
 /** Which part of a long request the search used. */
-export const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
-export type SearchedPart = (typeof SEARCHED_PARTS)[number];
+const SEARCHED_PARTS = ['whole', 'last_user_turn', 'head_and_tail'] as const;
+type SearchedPart = (typeof SEARCHED_PARTS)[number];
 
 
 /** A request prepared for both retrieval legs. */
@@ -19,7 +19,7 @@ export interface PreparedQuery {
   /**
    * The request without its quoted values (`named "Q3 report"`): what the tool must do rather
    * than the arguments it will get. Embedded instead of `text`, and its words weigh fully in the
-   * lexical leg where words found only inside quotes weigh QUOTED_WORD_WEIGHT (bm25f.ts).
+   * lexical leg where words found only inside quotes weigh QUOTED_WORD_WEIGHT (tools/lexical/bm25f.ts).
    */
   intentText: string;
   /** `intentText` as the lexical leg tokenizes it. */
@@ -134,7 +134,7 @@ export function requestSteps(text: string): string[] {
 }
 
 /** Why a request cannot be searched (blank, or text PostgreSQL cannot store), or undefined. */
-export function queryProblem(query: string): string | undefined {
+function queryProblem(query: string): string | undefined {
   if (query.trim() === '') return 'must contain some text';
   return textProblems(query)[0]?.message;
 }

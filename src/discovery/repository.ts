@@ -1,12 +1,14 @@
-import { and, getTableColumns, inArray, param, type SQL, sql } from 'drizzle-orm';
+import { and, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
+import { heldScopeSets, scopesHeld, type Visibility, visibleTo } from '../tools/access.js';
 import { type Format, FORMATS } from '../tools/formats.js';
-import { heldScopeSets, postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
+import { type Bm25Params, type SearchedTerm, type TermCount, termWeights } from '../tools/lexical/bm25f.js';
+import { lexicalLeg } from '../tools/lexical/lexical-sql.js';
+import { searchedTerms } from '../tools/lexical/searched-terms.js';
 import type { ShortlistRow } from '../tools/views.js';
-import { type Bm25Params, commonTermPostings, QUOTED_WORD_WEIGHT, type SearchedTerm, type TermCount, termWeights } from './bm25f.js';
-import { combine, type DiscoveryFilters, lexicalLeg, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
+import { combine, type DiscoveryFilters, filterPredicate, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
@@ -29,7 +31,7 @@ export interface CatalogStats {
 
 /** One aggregate over the tenant's active tools: what the caller sees, and how many it does not. */
 export async function catalogStats(executor: Executor, tenantId: string, scopes: readonly string[]): Promise<CatalogStats> {
-  const visible = sql`${tools.requiredScopes} <@ ${param([...scopes])}::text[]`;
+  const visible = scopesHeld(scopes);
   const [row] = await rowsOf<Record<string, unknown>>(executor.execute(sql`
     select count(*) filter (where ${visible})::int as visible,
            count(*) filter (where not ${visible})::int as withheld,
@@ -61,7 +63,7 @@ export async function catalogStats(executor: Executor, tenantId: string, scopes:
 }
 
 /** One candidate tool with whatever each leg said about it. */
-export interface Candidate {
+interface Candidate {
   toolId: number;
   /** BM25F score; null when no query word matches the tool. */
   lexical: number | null;
@@ -94,7 +96,7 @@ export interface RetrievalRequest {
 export type VectorSearchOutcome = 'exact' | 'index' | 'index_fallback';
 
 /** Candidates, and how the vector leg found them (undefined without a query vector). */
-export interface Retrieved {
+interface Retrieved {
   candidates: Candidate[];
   vectorSearch: VectorSearchOutcome | undefined;
 }
@@ -107,7 +109,7 @@ interface Retrieval {
 }
 
 /**
- * Both retrieval legs in one statement (retrieval-sql.ts), each filtered by the security
+ * Both retrieval legs in one statement (retrieval-sql.ts, tools/lexical/lexical-sql.ts), each filtered by the security
  * predicate, returning the union of each leg's top `depth` with both legs' evidence for every
  * candidate.
  *
@@ -129,76 +131,12 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
   return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
 }
 
-/** Most lexemes memoized per catalog-statistics entry (a bound on memory, not on correctness). */
-const TERM_MEMO_ENTRIES = 4096;
-
-/**
- * The query's lexemes (PostgreSQL's `english` tokenizer) that the lexical leg searches, with their
- * visible counts: those in fewer than `commonTermPostings` visible tools. Deciding reads up to that
- * many postings of each lexeme, most of the lexical leg's cost on a large catalog (a common word's
- * cap is 20% of it), so the counts are memoized on the catalog statistics, which belong to one
- * catalog revision: only lexemes new at this revision are counted, and the answer is the same as
- * counting them all. Frequent lexemes' counts are read from `term_counts` instead when a rebuild
- * at the tools' current revision stored them (term-counts.ts): reading them is what the cap made expensive. A
- * searched lexeme's counts are exact, so its IDF needs no further read. A lexeme found only in
- * the request's quoted values weighs QUOTED_WORD_WEIGHT.
- */
-export async function searchedTerms(executor: Executor, request: Pick<RetrievalRequest, 'visibility' | 'text' | 'intentText' | 'stats'>): Promise<Map<string, SearchedTerm>> {
-  const { stats } = request;
-  const cap = commonTermPostings(stats.visible);
-  const lexemesOf = (text: string) => sql`array(select distinct u.lexeme from unnest(to_tsvector('english', ${text})) u order by 1)`;
-  const [row] = await rowsOf<{ lexemes: string[] | null; intent: string[] | null }>(
-    executor.execute(sql`select ${lexemesOf(request.text)} as lexemes, ${request.intentText === undefined ? sql`null` : lexemesOf(request.intentText)} as intent`),
-  );
-  const lexemes = row?.lexemes ?? [];
-  const intent = row?.intent ? new Set(row.intent) : undefined;
-  const counts = new Map<string, TermCount>();
-  const unknown = lexemes.filter((lexeme) => !stats.termPostings.has(lexeme));
-  if (unknown.length > 0) {
-    // Stored counts (migration 0016) when they belong to the postings this statement reads, capped as counting caps
-    // them; every lexeme not stored there is counted from its postings (term-counts.ts stores
-    // every frequent one).
-    const held = postingVisibleTo(request.visibility, 'c', stats.scopeSets);
-    const counted = await rowsOf<{ lexeme: string; postings: number; in_names: number }>(
-      executor.execute(sql`
-        with stored as (
-          select c.lexeme, least(coalesce(sum(c.postings) filter (where ${held}), 0), ${sql.raw(String(cap))})::int as postings,
-                 least(coalesce(sum(c.in_names) filter (where ${held}), 0), ${sql.raw(String(cap))})::int as in_names
-          from term_counts c
-          where c.tenant_id = ${request.visibility.tenantId} and c.lexeme = any(${param(unknown)}::text[])
-            and exists (select 1 from term_count_revisions r join catalog_revisions current using (tenant_id)
-                      where r.tenant_id = ${request.visibility.tenantId} and r.revision = current.tools_revision)
-          group by c.lexeme
-        )
-        select lexeme, postings, in_names from stored
-        union all
-        select u.lexeme, probe.postings::int, probe.in_names::int
-        from (select lexeme from unnest(${param(unknown)}::text[]) l(lexeme) where lexeme not in (select lexeme from stored)) u
-        cross join lateral (
-          select count(*) as postings, count(*) filter (where capped.tf_a > 0) as in_names from (
-            select posting.tf_a from tool_terms posting
-            where ${postingVisibleTo(request.visibility, 'posting', stats.scopeSets)} and posting.lexeme = u.lexeme
-            limit ${sql.raw(String(cap))}
-          ) capped
-        ) probe`),
-    );
-    for (const r of counted) counts.set(r.lexeme, { postings: Number(r.postings), inNames: Number(r.in_names) });
-    for (const [lexeme, count] of counts) if (stats.termPostings.size < TERM_MEMO_ENTRIES) stats.termPostings.set(lexeme, count);
-  }
-  const searched = new Map<string, SearchedTerm>();
-  for (const lexeme of lexemes) {
-    const count = stats.termPostings.get(lexeme) ?? counts.get(lexeme) ?? { postings: 0, inNames: 0 };
-    if (count.postings < cap) searched.set(lexeme, { ...count, queryWeight: !intent || intent.has(lexeme) ? 1 : QUOTED_WORD_WEIGHT });
-  }
-  return searched;
-}
-
 /** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
 export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, SearchedTerm>): SQL {
   const { stats, depth } = request;
   const lexical = lexicalLeg({
     visibility: request.visibility,
-    filters: request.filters,
+    filter: filterPredicate(request.filters),
     terms: termWeights(terms, stats.visible, request.bm25),
     nameTokens: request.nameTokens,
     scopeSets: stats.scopeSets,

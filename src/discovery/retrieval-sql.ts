@@ -1,16 +1,14 @@
 /**
- * The retrieval statement in named pieces: the lexical leg, the vector leg, and how they combine.
- * Each piece is a list of CTEs that reads only what the caller may see (the security predicate is
- * inside every one of them). repository.ts runs the statement; bm25f.ts is the TypeScript
- * reference of the lexical leg's scores.
+ * The retrieval statement in named pieces: the lexical leg (src/tools/lexical/lexical-sql.ts), the
+ * vector leg, and how they combine. Each piece is a list of CTEs that reads only what the caller
+ * may see (the security predicate is inside every one of them). repository.ts runs the statement.
  */
-import { and, arrayOverlaps, eq, param, type SQL, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, eq, type SQL, sql } from 'drizzle-orm';
 import { toSql } from 'pgvector';
 
 import { tools } from '../db/schema.js';
 import { literal, vectorType } from '../embedding/vector-index.js';
-import { postingVisibleTo, type Visibility, visibleTo } from '../tools/repository.js';
-import type { Bm25Params, TermWeight } from './bm25f.js';
+import { type Visibility, visibleTo } from '../tools/access.js';
 
 /** Optional narrowing a caller asks for; applied inside SQL next to the security filter. */
 export interface DiscoveryFilters {
@@ -25,22 +23,7 @@ export type VectorSearch =
   /** The model's HNSW index with an iterative scan, filtered by the same predicate. */
   | 'index';
 
-export interface LexicalLegInput {
-  visibility: Visibility;
-  filters: DiscoveryFilters;
-  /** The query's searched lexemes with their weights (termWeights in bm25f.ts: common words already left out). */
-  terms: readonly TermWeight[];
-  /** Lower-cased query tokens that may be tool names. */
-  nameTokens: string[];
-  /** Numbers of the tenant's scope sets the caller holds (CatalogStats.scopeSets). */
-  scopeSets: readonly number[];
-  /** Average field lengths over what the caller may see (A to D). */
-  averageLength: { a: number; b: number; c: number; d: number };
-  bm25: Bm25Params;
-  depth: number;
-}
-
-export interface VectorLegInput {
+interface VectorLegInput {
   visibility: Visibility;
   filters: DiscoveryFilters;
   model: string;
@@ -60,69 +43,6 @@ export function filterPredicate(filters: DiscoveryFilters): SQL | undefined {
 /** The security filter plus the caller's filters, on the tool row. */
 function candidatePredicate(visibility: Visibility, filters: DiscoveryFilters): SQL | undefined {
   return and(visibleTo(visibility), filterPredicate(filters));
-}
-
-// Constants are inlined as float8 so PostgreSQL does no numeric arithmetic per posting.
-const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
-
-/**
- * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL). Each
- * lexeme's IDF and name weight come with it (computed from its visible counts, which choosing the
- * searched lexemes already read), so a posting is read once and scored as it is read:
- * - `searched_terms`: the searched lexemes that some visible tool has, with IDF (times the word's
- *   weight in the request) and name weight (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
- * - `lexical_scores`: per tool its BM25F score, from one
- *   index-only range scan per lexeme with the security predicate on the posting itself
- *   (migrations 0006, 0015);
- * - `named_tools`: visible tools the query names exactly;
- * - `lexical_top`: those, then the best by score, `depth` in all, each carrying its score, so
- *   `combine` looks up in `lexical_scores` only the vector leg's tools that the lexical top left
- *   out. Joined back for every candidate, the planner sorted every scored tool (~29,000 of 90,000
- *   at 100,000 tools) to merge it with the ~200 it needed.
- */
-export function lexicalLeg(input: LexicalLegInput): SQL {
-  const { bm25, averageLength, depth } = input;
-  const filters = filterPredicate(input.filters);
-  const norm = (field: 'a' | 'b' | 'c' | 'd') =>
-    `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
-  const present = input.terms.filter((t) => t.present);
-  return sql`
-    searched_terms as (
-      select * from unnest(${param(present.map((t) => t.lexeme))}::text[], ${param(present.map((t) => t.idf))}::float8[],
-                           ${param(present.map((t) => t.nameWeight))}::float8[]) as term(lexeme, idf, name_weight)
-    ),
-    lexical_scores as (
-      select field.tool_id,
-             sum(field.idf * (field.tf * ${sql.raw(f8(bm25.k1 + 1))}) / (field.tf + ${sql.raw(f8(bm25.k1))})) as score
-      from (
-        select posting.tool_id, term.idf,
-               term.name_weight * posting.tf_a / ${sql.raw(norm('a'))}
-             + ${sql.raw(f8(bm25.weights.B))} * posting.tf_b / ${sql.raw(norm('b'))}
-             + ${sql.raw(f8(bm25.weights.C))} * posting.tf_c / ${sql.raw(norm('c'))}
-             + ${sql.raw(f8(bm25.weights.D))} * posting.tf_d / ${sql.raw(norm('d'))} as tf
-        from searched_terms term
-        join tool_terms posting on posting.lexeme = term.lexeme
-        where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
-          ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
-        -- Kept a subquery (not pulled up), so each posting's pooled tf is computed once.
-        offset 0
-      ) field
-      group by field.tool_id
-    ),
-    named_tools as (
-      select ${tools.id} as tool_id from ${tools}
-      where ${candidatePredicate(input.visibility, input.filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
-    ),
-    lexical_top as (
-      select named.tool_id, true as exact, scored.score
-      from named_tools named
-      left join lexical_scores scored using (tool_id)
-      union all
-      (select tool_id, false, score from lexical_scores
-       where tool_id not in (select tool_id from named_tools)
-       order by score desc, tool_id
-       limit greatest(${depth} - (select count(*) from named_tools), 0))
-    )`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 
 import { FORMATS } from '../tools/formats.js';
-import { ToolCard } from '../tools/schemas.js';
+import { ToolCard } from '../tools/model.js';
 import { RANKING_MODES } from './fusion.js';
 import { SEARCHED_QUERY_CHARS, SearchedQuery } from './query.js';
 

@@ -3,15 +3,17 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Executor } from '../db/client.js';
 import type { QueryEmbeddings } from '../embedding/query-cache.js';
-import { AppError } from '../errors.js';
+import { invalidInput } from '../errors.js';
 import { inSpan, startStage } from '../telemetry/tracer.js';
+import { usableBy } from '../tools/access.js';
 import type { Format } from '../tools/formats.js';
 import { renderForModel } from '../tools/formats.js';
+import { BM25_PARAMS } from '../tools/lexical/bm25f.js';
 import { tokensOf } from '../tools/tokens.js';
 import { documentOf, toCard } from '../tools/views.js';
 import type { CatalogStatsCache } from './catalog-cache.js';
 import { catalogRevision } from './catalog-revision.js';
-import { BM25_PARAMS, fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
+import { fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
 import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
@@ -19,7 +21,7 @@ import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js
 import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
 
 /** Milliseconds spent per stage of computing a shortlist (a cache miss). */
-export interface ComputeTimings {
+interface ComputeTimings {
   /** Query embedding (cache lookup, or the embedder call on a miss). */
   embedding: number;
   /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
@@ -103,10 +105,7 @@ export class DiscoveryService {
   /** Discovers for `principal`; refuses (400) a request discoverInputProblems finds fault with, whichever door it came through. */
   async discover(principal: Principal, input: DiscoverInput): Promise<DiscoverResult> {
     const problems = discoverInputProblems(input);
-    if (problems.length > 0) {
-      // The message names the fields too: an MCP client sees only the message.
-      throw new AppError('validation_failed', problems.map((p) => `${p.pointer.slice(1)} ${p.message}`).join('; '), problems);
-    }
+    if (problems.length > 0) throw invalidInput(problems);
     const started = performance.now();
     const query = prepareQuery(input.query);
     // One primary-key read: both caches serve only at the revision it names.
@@ -159,7 +158,7 @@ export class DiscoveryService {
     revision: number,
   ): Promise<Computed> {
     const started = performance.now();
-    const visibility = { tenantId: principal.tenant, scopes: principal.scopes, includeRetired: false };
+    const visibility = usableBy(principal);
     // hybrid degrades to lexical when no query vector can be had
     const requested = input.mode;
     // The request, then each step it names in sequence: every part is ranked alone and the rankings merged.

@@ -16,7 +16,7 @@ export interface CachedShortlist {
   searchMode: RankingMode;
 }
 
-export interface ShortlistCacheOptions {
+interface ShortlistCacheOptions {
   /** Budget of the cached shortlists, as serialized JSON; 0 disables the cache. */
   maxBytes: number;
   /**

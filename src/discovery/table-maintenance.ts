@@ -9,7 +9,7 @@ const TABLES = ['tools', 'tool_terms', 'tool_embeddings', 'tool_usage'] as const
 /** How often the service reads the modification counters (a BackgroundJob runs runOnce). */
 export const MAINTENANCE_INTERVAL_MS = 10_000;
 
-export interface MaintenanceOptions {
+interface MaintenanceOptions {
   /** PostgreSQL's autovacuum defaults: act once changes exceed threshold + scale x rows. */
   analyzeThreshold: number;
   analyzeScale: number;

@@ -1,6 +1,6 @@
-// What is embedded for a tool, one vector per text (the lexical index's texts: src/tools/search-text.ts).
+// What is embedded for a tool, one vector per text (the lexical index's texts: src/tools/lexical/search-text.ts).
 
-import { ownSummary, splitIdentifier } from '../tools/search-text.js';
+import { ownSummary, splitIdentifier } from '../tools/lexical/search-text.js';
 
 /** The card fields that are embedded. */
 export interface EmbeddableCard {

@@ -14,7 +14,7 @@ interface Job {
 
 type Reply = { ready: true } | { id: number; dims: number; flat: Float32Array } | { id: number; error: string };
 
-export interface LaneOptions {
+interface LaneOptions {
   /** Jobs waiting beyond the one in the worker; more are refused at once (EncoderBusyError). */
   maxQueue: number;
   /** Niceness of the worker thread (0 normal, 19 lowest). */

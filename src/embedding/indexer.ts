@@ -7,7 +7,7 @@ import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, staleToo
 import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
-export interface IndexerOptions {
+interface IndexerOptions {
   /** Tools embedded per embedder call batch. */
   batchSize: number;
   /** Delay before retrying after a failure, and the period of the safety sweep. */

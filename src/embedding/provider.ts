@@ -1,5 +1,5 @@
 /** What a call is for: a query waits on a request, indexing runs in the background. */
-export type EmbedPurpose = 'query' | 'index';
+type EmbedPurpose = 'query' | 'index';
 
 export interface EmbedOptions {
   /** Lets an embedder serve queries ahead of indexing (default: 'index'). */

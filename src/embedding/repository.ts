@@ -9,7 +9,7 @@ import type { IndexStatus } from '../tools/views.js';
 import { CARD_TEXTS_VERSION, type EmbeddableCard } from './embedding-texts.js';
 import { literal } from './vector-index.js';
 
-export interface StaleTool extends EmbeddableCard {
+interface StaleTool extends EmbeddableCard {
   id: number;
   /** Identity of the embedded texts: content hash plus learned aliases. */
   stamp: string;
@@ -71,7 +71,7 @@ export async function vectorsByText(db: Db, toolIds: number[], model: string): P
 }
 
 /** One vector to store, with the hash of the text it was computed from. */
-export interface TextVector {
+interface TextVector {
   textHash: string;
   vector: number[];
 }

@@ -14,7 +14,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Database, type Db, rowsOf } from '../db/client.js';
 
 /** pgvector's HNSW limit for `vector`; longer vectors are searched exactly. */
-export const HNSW_MAX_DIMENSIONS = 2000;
+const HNSW_MAX_DIMENSIONS = 2000;
 
 /** A SQL string literal (standard_conforming_strings: only quotes need doubling). */
 export function literal(value: string): string {

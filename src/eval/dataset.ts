@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { splitIdentifier } from '../tools/search-text.js';
+import { splitIdentifier } from '../tools/lexical/search-text.js';
 
 /** One line of tools.jsonl in the shared benchmark format. */
 export interface DatasetTool {
@@ -34,7 +34,7 @@ async function readJsonl<T>(path: string): Promise<T[]> {
 }
 
 /** A dataset: its tools, its labelled requests, and the requests no tool serves (infeasible.jsonl, when present). */
-export interface Dataset {
+interface Dataset {
   tools: DatasetTool[];
   queries: DatasetQuery[];
   infeasible: DatasetQuery[];

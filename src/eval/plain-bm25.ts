@@ -4,7 +4,7 @@
  * camelCase and snake_case split, no stemming, k1 1.2, b 0.75. Used by the eval and bench reports.
  */
 
-export interface FloorTool {
+interface FloorTool {
   name: string;
   description: string;
 }

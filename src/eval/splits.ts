@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 /** A number in [0, 1) from the SHA-1 of `salt:text`. */
-export function hashUnit(text: string, salt: string): number {
+function hashUnit(text: string, salt: string): number {
   return createHash('sha1').update(`${salt}:${text}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
@@ -17,7 +17,7 @@ export const withheld = (name: string, share: number): boolean => hashUnit(name,
 export const toolHalf = (name: string): 0 | 1 => (hashUnit(name, 'half') < 0.5 ? 0 : 1);
 
 /** How a request relates to the tools registered: all its relevant tools there, none, or some. */
-export type Presence = 'present' | 'absent' | 'partial';
+type Presence = 'present' | 'absent' | 'partial';
 
 export function presence(relevant: readonly string[], registered: ReadonlySet<string>): Presence {
   const there = relevant.filter((name) => registered.has(name)).length;

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { sendError } from './error-handler.js';
 
 /** Seconds a client is asked to wait before retrying while the database is busy. */
-export const BUSY_RETRY_AFTER_SECONDS = 5;
+const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Answers 503 with Retry-After while `busy` names a step that holds the database (the embedded

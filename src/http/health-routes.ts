@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 
 import { databaseReadiness } from '../db/plugin.js';
 
-export interface HealthOptions {
+interface HealthOptions {
   /** Extra readiness checks (e.g. the embedder): name -> 'ok' | 'disabled' | 'degraded: …' | a failure text. */
   checks?: Record<string, () => string>;
   /** What holds the database now, if anything: readiness then says so at once instead of waiting for it. */

@@ -42,7 +42,7 @@ const OPERATION_IDS: Record<string, string> = {
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
 /** A camelCase operation id from the method and the path's words, for routes not in the table. */
-export function derivedOperationId(method: string, path: string): string {
+function derivedOperationId(method: string, path: string): string {
   const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean).filter((w) => !/^v\d+$/.test(w));
   return [method.toLowerCase(), ...words.map((w) => w.charAt(0).toUpperCase() + w.slice(1))].join('');
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 
 /** The buckets a principal spends: each has its own per-minute limit in the configuration. */
-export type RateLimitGroup = 'discover' | 'authorize' | 'mcp' | 'publish';
+type RateLimitGroup = 'discover' | 'authorize' | 'mcp' | 'publish';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,7 +26,7 @@ declare module 'fastify' {
  * The routes limited per principal, by `METHOD url`. Listing a route here covers it whenever it is
  * registered (after this plugin), so /v1/authorize is limited as soon as its routes land.
  */
-export const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
+const LIMITED_ROUTES: Readonly<Record<string, RateLimitGroup>> = {
   'POST /v1/discover': 'discover',
   'POST /v1/authorize': 'authorize',
   // A call is an authorize decision first: the same bucket.
@@ -46,7 +46,7 @@ const WINDOW_MS = 60_000;
  * The bucket key: tenant and subject from the verified token. The limiter runs as a preHandler,
  * after the auth hook; a route without a principal falls back to the client address.
  */
-export function principalKey(request: FastifyRequest): string {
+function principalKey(request: FastifyRequest): string {
   const principal = request.principal as FastifyRequest['principal'] | null;
   if (!principal) return `ip:${request.ip}`;
   return `p:${principal.tenant}\u0000${principal.subject ?? ''}`;

@@ -13,7 +13,7 @@ interface Frame {
 }
 
 /** Where a JSON text means different things to different parsers. */
-export interface AmbiguousJson {
+interface AmbiguousJson {
   pointer: string;
   message: string;
 }

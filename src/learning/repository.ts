@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 
 import { type Executor, rowsOf } from '../db/client.js';
 import { discoveryLog, learnedAliases } from '../db/schema.js';
-import { refreshTerms } from '../tools/repository.js';
+import { refreshTerms } from '../tools/lexical/postings.js';
 import type { CitedDiscovery } from './rules.js';
 
 export interface LearningLimits {

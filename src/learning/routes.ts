@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { errorResponses } from '../http/schemas.js';
-import { LearnedAlias, ToolName } from '../tools/schemas.js';
+import { ToolName } from '../tools/model.js';
+import { LearnedAlias } from '../tools/schemas.js';
 import type { LearningService } from './service.js';
 import { learnedAliasView } from './views.js';
 

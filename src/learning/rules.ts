@@ -5,8 +5,8 @@
  */
 
 /** The longest query that may become a learned alias: users' words for a tool, not a task description. */
-export const MAX_ALIAS_CHARS = 160;
-export const MAX_ALIAS_WORDS = 16;
+const MAX_ALIAS_CHARS = 160;
+const MAX_ALIAS_WORDS = 16;
 
 /** What the discovery log says about the discovery an authorize call cited. */
 export interface CitedDiscovery {
@@ -19,7 +19,7 @@ export interface CitedDiscovery {
 }
 
 /** Why a cited discovery does not teach the called tool. */
-export type Unlearnable = 'offered' | 'partial_search' | 'too_long';
+type Unlearnable = 'offered' | 'partial_search' | 'too_long';
 
 /**
  * Undefined when the call is a miss that may teach `tool`, else why not. A discovery teaches
@@ -41,6 +41,6 @@ function filtered(filters: Record<string, unknown> | null): boolean {
 }
 
 /** Whether a query is short enough to become an alias (characters and words). */
-export function learnableQuery(query: string): boolean {
+function learnableQuery(query: string): boolean {
   return query.length <= MAX_ALIAS_CHARS && (query.match(/\S+/g)?.length ?? 0) <= MAX_ALIAS_WORDS;
 }

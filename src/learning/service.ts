@@ -11,7 +11,7 @@ import { unlearnable } from './rules.js';
 const learnedAliasNotFound = (name: string, id: number) => new AppError('not_found', `learned alias ${id} not found for tool '${name}'`);
 
 /** Learning settings plus the legs discovery ranks with by default (a miss counts only against those). */
-export type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
+type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
 
 /**
  * Learning from calls: what an allowed call citing a discovery teaches (reported by authorize,

@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 import type { ToolDocument } from '../../clients/typescript/src/index.js';
 import { ajvFor } from '../tools/json-schema.js';
+import type { Sensitivity } from '../tools/model.js';
 import { unknownSchemaKeywords } from '../tools/schema-keywords.js';
 
 /**
@@ -19,7 +20,7 @@ export interface MappingOptions {
   category?: string;
   tags?: string[];
   /** Override the sensitivity inferred from annotations. */
-  sensitivity?: 'low' | 'medium' | 'high';
+  sensitivity?: Sensitivity;
   /** Longest description the registry accepts (MAX_DESCRIPTION_LENGTH, default 1024): longer ones are cut, the original kept in `x-mcp.description`. */
   maxDescription?: number;
   /** Name of the MCP server (kept in `x-mcp`). */

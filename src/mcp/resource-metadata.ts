@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
 
 /** Where RFC 9728 puts protected-resource metadata. */
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 // A DNS name (labels of letters, digits and inner hyphens) or an IPv4 / bracketed IPv6 address,
 // then an optional port: nothing that could close a quoted header parameter or change a URL.
@@ -25,7 +25,7 @@ export function isPlainHost(host: string): boolean {
  * caller's to choose, and it was reflected unescaped into WWW-Authenticate and RFC 9728's
  * `resource` (issue 32, finding 10): now only a strict host[:port] is ever reflected.
  */
-export function baseUrlOf(request: FastifyRequest, oauth: Config['oauth']): string | undefined {
+function baseUrlOf(request: FastifyRequest, oauth: Config['oauth']): string | undefined {
   if (oauth.publicUrl) return oauth.publicUrl;
   const protocol = request.protocol === 'https' ? 'https' : 'http';
   return isPlainHost(request.host) ? `${protocol}://${request.host}` : undefined;

@@ -16,7 +16,7 @@ function carryHeaders(request: FastifyRequest, reply: FastifyReply): void {
 }
 
 /** JSON-RPC 2.0 error codes /mcp answers with. */
-export const JSON_RPC = { parseError: -32700, invalidRequest: -32600, internalError: -32603, serverError: -32000 } as const;
+const JSON_RPC = { parseError: -32700, invalidRequest: -32600, internalError: -32603, serverError: -32000 } as const;
 
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null }) as const;
 

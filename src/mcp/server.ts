@@ -2,11 +2,12 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 
-import { holdsAll, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import type { DescribedTool } from '../discovery/schemas.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { toAppError } from '../http/error-handler.js';
+import { mayUse } from '../tools/access.js';
 import { renderForModel, strictOptionProblem } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
@@ -92,7 +93,7 @@ export function createMcpServer(principal: Principal, services: McpServices, log
         if (problem) throw new AppError('validation_failed', `strict ${problem}`, [{ pointer: '/strict', message: problem }]);
         const row = await services.tools.get(principal, name);
         // GET /v1/tools shows publishers their whole tenant; a model only sees what the caller may run.
-        if (row.status !== 'active' || !holdsAll(principal, row.requiredScopes)) throw toolNotFound(name);
+        if (!mayUse(principal, row)) throw toolNotFound(name);
         const { schema, strictFallback } = renderForModel(documentOf(row), format, strict);
         const described: DescribedTool = { name: row.name, version: row.version, card: toCard(row), schema, ...(strictFallback === undefined ? {} : { strict_fallback: strictFallback }) };
         return {

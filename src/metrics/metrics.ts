@@ -11,14 +11,14 @@ import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 import type { CatalogSize } from '../tools/catalog-size.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
-export interface PoolCounters {
+interface PoolCounters {
   totalCount: number;
   idleCount: number;
   waitingCount: number;
 }
 
 /** What the read-replica collectors read (src/db/read-replica.ts). */
-export interface ReadReplicaStatus {
+interface ReadReplicaStatus {
   readonly counts: { readonly replica: number; readonly primary: number; readonly fellBack: number };
   readonly state: string;
   readonly lagMs: number | undefined;
@@ -31,7 +31,7 @@ export interface IndexingStats {
 }
 
 /** Outcome of one execution-time authorization, as the gateway was told. */
-export type AuthorizeOutcome = 'allow' | 'deny';
+type AuthorizeOutcome = 'allow' | 'deny';
 
 // A scrape reads the catalog's size at most this often (every replica is scraped; the count reads every tool row).
 const CATALOG_SIZE_MAX_AGE_MS = 15_000;

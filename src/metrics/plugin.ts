@@ -13,7 +13,7 @@ declare module 'fastify' {
   }
 }
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop lag, GC); on by default. */
   defaultMetrics?: boolean;
   /** Bearer token GET /metrics requires (METRICS_TOKEN); absent: public. */

@@ -1,4 +1,4 @@
-import type { ToolDocument } from './document.js';
+import type { ToolDocument } from './model.js';
 import { openAiStrictCompatible } from './openai-strict.js';
 import { toOpenAiStrict } from './strict-rendering.js';
 
@@ -43,7 +43,7 @@ function importedMcp(tool: RenderableTool): { title?: string; annotations: McpAn
 }
 
 /** A human-readable title from a tool name: `issue_refund` -> "Issue refund", `getWeather` -> "Get weather". */
-export function titleOf(name: string): string {
+function titleOf(name: string): string {
   const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_.-]+/g, ' ').trim().toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }

@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
  */
 
 /** Longest pattern accepted. */
-export const MAX_PATTERN_LENGTH = 512;
+const MAX_PATTERN_LENGTH = 512;
 /** Longest string a pattern is run on; a longer one fails the pattern (fail closed). */
 export const MAX_PATTERN_INPUT = 10_000;
 

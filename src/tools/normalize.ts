@@ -1,4 +1,4 @@
-import type { ToolDocument, ToolDocumentInput } from './document.js';
+import type { ToolDocument, ToolDocumentInput } from './model.js';
 
 /** First sentence of the description, cut at a word boundary to fit the summary limit. */
 export function deriveSummary(description: string, maxLength: number): string {

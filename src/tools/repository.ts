@@ -1,17 +1,11 @@
-import { and, arrayOverlaps, asc, eq, gt, param, type SQL, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, sql } from 'drizzle-orm';
 
 import type { Executor } from '../db/client.js';
 import { type ToolRow, tools, toolVersions } from '../db/schema.js';
+import { type Visibility, visibleTo } from './access.js';
 
 export type ToolInsert = typeof tools.$inferInsert;
 export type ToolVersionRow = typeof toolVersions.$inferSelect;
-
-/** Who may see what: a scope set, or null for a publisher who sees the whole tenant. */
-export interface Visibility {
-  tenantId: string;
-  scopes: readonly string[] | null;
-  includeRetired: boolean;
-}
 
 /** The tool named `name` in the tenant, whatever its status (FOR UPDATE inside a write). */
 export async function findTool(executor: Executor, tenantId: string, name: string, forUpdate = false): Promise<ToolRow | undefined> {
@@ -37,47 +31,6 @@ export async function findNameClash(executor: Executor, tenantId: string, name: 
     .from(tools)
     .where(and(eq(tools.tenantId, tenantId), sql`canonical_name = ${canonicalName(name)} and not canonical_name_legacy`));
   return rows[0]?.name;
-}
-
-/** A text[] literal built from bound parameters; `array[]::text[]` when empty. */
-// One array parameter, not one per element: a caller with a hundred scopes made drizzle build and
-// the driver send a hundred parameters in every statement (~0.5 ms of a shortlist fetch).
-function textArray(values: readonly string[]) {
-  return sql`${param([...values])}::text[]`;
-}
-
-/** The SQL predicate of the security filter shared by listing and every retrieval leg. */
-export function visibleTo(visibility: Visibility) {
-  return and(
-    eq(tools.tenantId, visibility.tenantId),
-    visibility.includeRetired ? undefined : eq(tools.status, 'active'),
-    // Not drizzle's arrayContained: it throws on an empty list, and a caller without scopes must
-    // still see the tools that need none (`'{}' <@ '{}'` is true).
-    visibility.scopes === null ? undefined : sql`${tools.requiredScopes} <@ ${textArray(visibility.scopes)}`,
-  );
-}
-
-/**
- * The same security filter for BM25 postings, which carry their tool's tenant and the number of
- * its scope set (migration 0015; copied in the transaction of every change) and exist only for
- * active tools. `scopeSets` are the numbers of the tenant's scope sets the caller holds
- * (`heldScopeSets`), inlined as a constant so PostgreSQL hashes the lookup; ignored when
- * `visibility.scopes` is null (no scope filter).
- */
-export function postingVisibleTo(visibility: Visibility, posting: string, scopeSets: readonly number[]): SQL {
-  if (visibility.includeRetired) throw new Error('postings exist only for active tools');
-  const alias = sql.raw(posting);
-  if (visibility.scopes === null) return sql`${alias}.tenant_id = ${visibility.tenantId}`;
-  const ids = scopeSets.map((id) => {
-    if (!Number.isSafeInteger(id)) throw new Error(`bad scope set number ${id}`);
-    return String(id);
-  });
-  return sql`${alias}.tenant_id = ${visibility.tenantId} and ${alias}.scope_set = any(${sql.raw(`'{${ids.join(',')}}'::int[]`)})`;
-}
-
-/** SQL for the numbers of the tenant's scope sets that `scopes` hold (every one a tool requires). */
-export function heldScopeSets(tenantId: string, scopes: readonly string[]): SQL {
-  return sql`(select coalesce(array_agg(s.id order by s.id), '{}') from scope_sets s where s.tenant_id = ${tenantId} and s.scopes <@ ${textArray(scopes)})`;
 }
 
 export interface ListOptions {
@@ -137,44 +90,4 @@ export async function insertVersion(executor: Executor, row: ToolRow, actor: str
 /** A tool's history, oldest first. */
 export async function listVersions(executor: Executor, toolId: number): Promise<ToolVersionRow[]> {
   return executor.select().from(toolVersions).where(eq(toolVersions.toolId, toolId)).orderBy(asc(toolVersions.revision));
-}
-
-/**
- * Rebuilds a tool's BM25 postings from its generated tsvector, so tokenizing and stemming stay
- * PostgreSQL's: one row per lexeme with its occurrence count per weight class, plus what the
- * lexical leg needs without reading the tool (field lengths, required scopes). Only active tools
- * have postings. Call it in the transaction of every change to the tool's text, scopes or status.
- */
-export async function refreshTerms(executor: Executor, toolId: number): Promise<void> {
-  await executor.execute(sql`delete from tool_terms where tool_id = ${toolId}`);
-  // Number the tool's scope set first, in its own statement: ON CONFLICT waits for a concurrent
-  // transaction numbering the same set, and the insert below then sees its committed row.
-  await executor.execute(sql`
-    insert into scope_sets (tenant_id, scopes)
-    select tenant_id, required_scopes from ${tools} where id = ${toolId}
-    on conflict (tenant_id, scopes) do nothing`);
-  await executor.execute(sql`
-    with terms as (
-      select u.lexeme,
-             coalesce(cardinality(array_positions(u.weights, 'A')), 0) as tf_a,
-             coalesce(cardinality(array_positions(u.weights, 'B')), 0) as tf_b,
-             coalesce(cardinality(array_positions(u.weights, 'C')), 0) as tf_c,
-             coalesce(cardinality(array_positions(u.weights, 'D')), 0) as tf_d
-      from ${tools} t, unnest(t.tsv) u
-      where t.id = ${toolId}
-    ),
-    measured as (
-      update ${tools} set
-        len_a = coalesce((select sum(tf_a) from terms), 0),
-        len_b = coalesce((select sum(tf_b) from terms), 0),
-        len_c = coalesce((select sum(tf_c) from terms), 0),
-        len_d = coalesce((select sum(tf_d) from terms), 0)
-      where id = ${toolId}
-      returning tenant_id, id, status, required_scopes, len_a, len_b, len_c, len_d
-    )
-    insert into tool_terms (tenant_id, lexeme, tool_id, tf_a, tf_b, tf_c, tf_d, scope_set, len_a, len_b, len_c, len_d)
-    select m.tenant_id, terms.lexeme, m.id, terms.tf_a, terms.tf_b, terms.tf_c, terms.tf_d, s.id, m.len_a, m.len_b, m.len_c, m.len_d
-    from terms, measured m
-    join scope_sets s on s.tenant_id = m.tenant_id and s.scopes = m.required_scopes
-    where m.status = 'active'`);
 }

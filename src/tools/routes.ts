@@ -8,14 +8,14 @@ import type { ToolRow } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { errorResponses } from '../http/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
-import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
-import { type LearnedAlias, ToolCard, ToolName, ToolView,toolWarningsField } from './schemas.js';
+import { type DocumentLimits, ToolCard, toolDocumentSchema, ToolName } from './model.js';
+import { type LearnedAlias, ToolViewReply, toolWarningsField } from './schemas.js';
 import { type ToolService, type WriteOutcome } from './service.js';
 import { textProblems, ToolValidator } from './validation.js';
 import { documentOf, etagOf, type IndexStatus, toCard, toView } from './views.js';
 import { type ToolWarning, toolWarnings } from './warnings.js';
 
-export interface ToolRoutesOptions {
+interface ToolRoutesOptions {
   tools: ToolService;
   /** A tool's learned aliases as publishers see them (learning owns them; shown on the tool's view). */
   learnedAliases: (toolId: number) => Promise<Static<typeof LearnedAlias>[]>;
@@ -35,8 +35,8 @@ const DryRunResult = Type.Object(
     changes: Type.Array(Type.String(), { description: 'top-level fields the call would change (empty when creating or unchanged)' }),
     etag: Type.String({ description: 'the ETag the tool would have' }),
     warnings: toolWarningsField,
-    // ToolView without its $id: a route may reference one $id once.
-    tool: Type.Object(ToolView.properties, { additionalProperties: true }),
+    // ToolViewReply without its $id: a route may reference one $id once.
+    tool: Type.Object(ToolViewReply.properties, { additionalProperties: true }),
   },
   { description: 'a dry run\'s answer: nothing was stored' },
 );
@@ -47,26 +47,14 @@ function dryRunReply(outcome: WriteOutcome, changes: string[], row: ToolRow, war
 }
 
 /**
- * Route-level validation: the tool document goes through ToolValidator (every rule, every error
- * at once, normalized document as request.body); other parts use plain Ajv with Fastify's defaults.
+ * Route-level validation of everything but the tool document (plain Ajv with Fastify's defaults).
+ * The document's schema documents the route; the document itself is checked by the one check
+ * every door shares (`ToolValidator.check`, every rule and every error at once), in the handler.
  */
-function compilerFor(validator: ToolValidator): FastifySchemaCompiler<unknown> {
+function compilerFor(): FastifySchemaCompiler<unknown> {
   const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
-  return ({ schema, httpPart }) => {
-    if (httpPart !== 'body') return ajv.compile(schema as object);
-    return (data: unknown) => {
-      const result = validator.validate(data);
-      if (result.ok) return { value: result.document };
-      return { error: new AppError('validation_failed', 'tool document is invalid', result.issues.map((i) => ({ ...i, in: 'body' as const }))) };
-    };
-  };
+  return ({ schema, httpPart }) => (httpPart === 'body' ? (data: unknown) => ({ value: data }) : ajv.compile(schema as object));
 }
-
-/**
- * The body as the route's validator left it: compilerFor replaced the publisher's document with
- * the normalized one (defaults applied), which its schema type cannot express.
- */
-const normalized = (body: ToolDocumentInput): ToolDocument => body as unknown as ToolDocument;
 
 const NameParams = Type.Object({ name: ToolName });
 const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) });
@@ -75,7 +63,8 @@ const IfMatch = Type.Object({ 'if-match': Type.Optional(Type.String()) });
 export default async function toolRoutes(scope: FastifyInstance, options: ToolRoutesOptions): Promise<void> {
   const { tools } = options;
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const validatorCompiler = compilerFor(new ToolValidator(options.limits));
+  const validatorCompiler = compilerFor();
+  const documents = new ToolValidator(options.limits);
   const documentBody = toolDocumentSchema(options.limits);
   const publish = app.requireScope(PUBLISH_SCOPE);
   // A tool document must mean one thing to every parser: duplicate keys and rounded numbers are a 400.
@@ -91,12 +80,12 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
         tags: ['tools'],
         querystring: DryRunQuery,
         body: documentBody,
-        response: { 201: ToolView, 200: DryRunResult, ...errorResponses(400, 401, 403, 409, 413) },
+        response: { 201: ToolViewReply, 200: DryRunResult, ...errorResponses(400, 401, 403, 409, 413) },
       },
     },
     async (request, reply) => {
       const { dry_run: dryRun } = request.query;
-      const { row, etag, warnings } = await tools.register(request.principal, normalized(request.body), { dryRun });
+      const { row, etag, warnings } = await tools.register(request.principal, documents.check(request.body), { dryRun });
       if (dryRun) return reply.code(200).send(dryRunReply('created', [], row, warnings));
       return reply.code(201).header('etag', etag).header('location', `/v1/tools/${row.name}`).send({ ...toView(row), warnings });
     },
@@ -114,15 +103,12 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
         headers: IfMatch,
         querystring: DryRunQuery,
         body: documentBody,
-        response: { 200: Type.Union([ToolView, DryRunResult]), ...errorResponses(400, 401, 403, 404, 409, 412, 413) },
+        response: { 200: Type.Union([ToolViewReply, DryRunResult]), ...errorResponses(400, 401, 403, 404, 409, 412, 413) },
       },
     },
     async (request, reply) => {
       const { name } = request.params;
-      const doc = normalized(request.body);
-      if (doc.name !== name) {
-        throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${name}')`, in: 'body' }]);
-      }
+      const doc = documents.check(request.body, name);
       const { dry_run: dryRun } = request.query;
       const { row, etag, outcome, changes, warnings } = await tools.replace(request.principal, name, doc, request.headers['if-match'], { dryRun });
       if (dryRun) return reply.send(dryRunReply(outcome, changes, row, warnings));
@@ -137,7 +123,7 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
         summary: 'The tool with its full schema, if the caller may see it',
         tags: ['tools'],
         params: NameParams,
-        response: { 200: ToolView, 304: Type.Null(), ...errorResponses(401, 404) },
+        response: { 200: ToolViewReply, 304: Type.Null(), ...errorResponses(401, 404) },
       },
     },
     async (request, reply) => {
@@ -222,7 +208,7 @@ export default async function toolRoutes(scope: FastifyInstance, options: ToolRo
         tags: ['tools'],
         params: NameParams,
         headers: IfMatch,
-        response: { 200: ToolView, ...errorResponses(401, 403, 404, 412) },
+        response: { 200: ToolViewReply, ...errorResponses(401, 403, 404, 412) },
       },
     },
     async (request, reply) => {

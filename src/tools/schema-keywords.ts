@@ -78,7 +78,7 @@ function unknownKeywordMessage(keyword: string, keywords: Set<string>): string {
 }
 
 /** An unknown keyword or format found in a schema; `typo` when it is a misspelling of a known one. */
-export interface KeywordFinding {
+interface KeywordFinding {
   pointer: string;
   message: string;
   kind: 'keyword' | 'format';

@@ -1,39 +1,13 @@
 import { Type } from 'typebox';
 
-import { TOOL_NAME_PATTERN } from './document.js';
-import { PolicyRuleSchema } from './policy-rule.js';
+import { ToolView } from './model.js';
 import { WARNING_CODES } from './warnings.js';
 
 /**
- * The wire shapes of a stored tool (card, full view, learned aliases), shared by every route that
- * returns tools: they document the API and drive fast serialization.
+ * The wire shapes around a stored tool (learned aliases, warnings, the publisher's view), shared by
+ * every route that returns tools: they document the API and drive fast serialization. The tool's
+ * own shapes (card, view, name) are in model.ts.
  */
-
-export const TokenCosts = Type.Object(
-  { openai: Type.Integer(), 'openai-responses': Type.Integer(), anthropic: Type.Integer(), gemini: Type.Integer(), mcp: Type.Integer(), raw: Type.Integer() },
-  { description: 'prompt tokens (o200k_base) of the full schema in each format' },
-);
-
-const JsonSchema = Type.Record(Type.String(), Type.Unknown());
-
-const cardFields = {
-  name: Type.String(),
-  version: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('retired')]),
-  summary: Type.String(),
-  not_for: Type.Union([Type.String(), Type.Null()]),
-  aliases: Type.Array(Type.String()),
-  examples: Type.Array(Type.String()),
-  tags: Type.Array(Type.String()),
-  category: Type.Union([Type.String(), Type.Null()]),
-  required_scopes: Type.Array(Type.String()),
-  sensitivity: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
-  side_effects: Type.Boolean(),
-  tokens: TokenCosts,
-  updated_at: Type.String({ format: 'date-time' }),
-};
-
-export const ToolCard = Type.Object(cardFields, { $id: 'ToolCard' });
 
 export const LearnedAlias = Type.Object({
   id: Type.Integer(),
@@ -53,7 +27,7 @@ export const LearnedAlias = Type.Object({
   last_seen: Type.String({ format: 'date-time' }),
 });
 
-export const ToolWarning = Type.Object(
+const ToolWarning = Type.Object(
   {
     code: Type.Enum([...WARNING_CODES], { description: 'stable code; a tenant may refuse chosen codes (PUT /v1/settings warnings_as_errors)' }),
     pointer: Type.String({ description: 'JSON pointer into the tool document' }),
@@ -67,16 +41,10 @@ const warningsField = (description: string) => Type.Array(ToolWarning, { descrip
 /** `warnings` of a publish response, a dry run and a publisher's view: sorted by pointer, at most 100. */
 export const toolWarningsField = warningsField('what makes the tool harder to find or call, sorted by pointer, at most 100 (docs/tools.md)');
 
-export const ToolView = Type.Object(
+/** A tool as the /v1/tools routes answer it: the model's view, plus what publishers alone see. */
+export const ToolViewReply = Type.Object(
   {
-    ...cardFields,
-    description: Type.String(),
-    parameters: JsonSchema,
-    returns: Type.Union([JsonSchema, Type.Null()]),
-    policy: Type.Array(PolicyRuleSchema),
-    revision: Type.Integer(),
-    source: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'the catalog sync source that owns the tool (POST /v1/catalog/sync); null: published tool by tool' })),
-    created_at: Type.String({ format: 'date-time' }),
+    ...ToolView.properties,
     learned_aliases: Type.Optional(Type.Array(LearnedAlias, { description: 'publishers only' })),
     warnings: Type.Optional(warningsField('publishers only: what makes the tool harder to find or call, sorted by pointer, at most 100 (docs/tools.md)')),
     index_status: Type.Optional(
@@ -87,5 +55,3 @@ export const ToolView = Type.Object(
   },
   { $id: 'ToolView', additionalProperties: true, description: 'the stored tool; x- extension fields are returned as sent' },
 );
-
-export const ToolName = Type.String({ pattern: TOOL_NAME_PATTERN });

@@ -5,29 +5,31 @@ import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { hasErrorCode } from '../db/connection-errors.js';
 import type { ToolRow } from '../db/schema.js';
-import { AppError, toolNotFound } from '../errors.js';
+import { AppError, invalidInput, toolNotFound } from '../errors.js';
+import { canSee, seenBy } from './access.js';
 import { canonicalJson } from './canonical-json.js';
 import { contentHash } from './content-hash.js';
-import { TOOL_NAME_PATTERN, type ToolDocument } from './document.js';
+import { refreshTerms } from './lexical/postings.js';
+import { searchTexts } from './lexical/search-text.js';
+import { TOOL_NAME_PATTERN, type ToolDocument } from './model.js';
 import * as repo from './repository.js';
-import { searchTexts } from './search-text.js';
 import { tokenCosts } from './tokens.js';
 import { documentOf, etagOf } from './views.js';
 import { MAX_WARNINGS, type ToolWarning, toolWarnings } from './warnings.js';
 
 /** Called after a tool's content changed and the transaction committed (e.g. to embed it). */
-export type ToolChangeListener = (row: ToolRow) => void;
+type ToolChangeListener = (row: ToolRow) => void;
 
 /**
  * Called inside the transaction of a new version, before its postings are rebuilt: derived text
  * owned elsewhere (learned aliases, whose ranking depends on sensitivity and side effects).
  */
-export type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
+type ToolRewriteHook = (tx: Tx, row: ToolRow) => Promise<void>;
 
 /** The warning codes a tenant refuses (its settings), read inside the publish's transaction. */
-export type WarningsAsErrors = (executor: Executor, tenantId: string) => Promise<readonly string[]>;
+type WarningsAsErrors = (executor: Executor, tenantId: string) => Promise<readonly string[]>;
 
-export interface WriteResult {
+interface WriteResult {
   row: ToolRow;
   etag: string;
   changed: boolean;
@@ -38,7 +40,7 @@ export interface WriteResult {
 /** What a write did, or would do on a dry run. */
 export type WriteOutcome = 'created' | 'updated' | 'restored' | 'unchanged';
 
-export interface WriteOptions {
+interface WriteOptions {
   /** Run every check and write inside a transaction that is rolled back: nothing is stored. */
   dryRun?: boolean;
   /** Stamps the tool with the catalog sync source that owns it (src/catalog); absent: left as it is. */
@@ -71,7 +73,7 @@ async function writeTransaction<T extends { row: ToolRow }>(db: Db, dryRun: bool
 }
 
 /** Top-level document fields in which `next` differs from the stored `current` (what a PUT changes). */
-export function changedFields(current: ToolDocument, next: ToolDocument): string[] {
+function changedFields(current: ToolDocument, next: ToolDocument): string[] {
   const fields = new Set([...Object.keys(current), ...Object.keys(next)]);
   return [...fields].filter((field) => canonicalJson((current as unknown as Record<string, unknown>)[field] ?? null) !== canonicalJson((next as unknown as Record<string, unknown>)[field] ?? null)).sort();
 }
@@ -176,7 +178,7 @@ export class ToolService {
           ...columnsOf(doc),
         });
         await repo.insertVersion(tx, inserted, principal.subject);
-        await repo.refreshTerms(tx, inserted.id);
+        await refreshTerms(tx, inserted.id);
         await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'publish', toolName: doc.name, toolVersion: doc.version });
         return { row: inserted, changed: true };
       }));
@@ -221,7 +223,7 @@ export class ToolService {
       if (current.contentHash !== hash) await repo.insertVersion(tx, row, principal.subject);
       await this.onRewrite(tx, row);
       // New text or scopes, or a restore: postings exist only for active tools.
-      await repo.refreshTerms(tx, row.id);
+      await refreshTerms(tx, row.id);
       const action = current.status === 'retired' ? 'restore' : 'publish';
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action, toolName: name, toolVersion: doc.version });
       const changes = changedFields(documentOf(current), doc);
@@ -241,7 +243,7 @@ export class ToolService {
       }
       if (current.status === 'retired') return current;
       const retired = await repo.updateTool(tx, current.id, { status: 'retired', revision: current.revision + 1, updatedBy: principal.subject });
-      await repo.refreshTerms(tx, retired.id);
+      await refreshTerms(tx, retired.id);
       await appendAudit(tx, { tenantId: principal.tenant, actor: principal.subject, action: 'retire', toolName: name, toolVersion: current.version });
       return retired;
     });
@@ -252,8 +254,10 @@ export class ToolService {
   /**
    * GET one: 404 unless the caller may see it (publishers see retired tools too). Publishers read
    * the primary, so the version they just published (and its ETag for If-Match) is what they get.
+   * A name no tool can have is a 400, as the route's path schema answers (MCP describe_tool has no such schema).
    */
   async get(principal: Principal, name: string): Promise<ToolRow> {
+    if (!TOOL_NAME.test(name)) throw invalidInput([{ pointer: '/name', message: `must match pattern "${TOOL_NAME_PATTERN}"`, in: 'params' }]);
     const row = await repo.findTool(isPublisher(principal) ? this.db : this.reads, principal.tenant, name);
     if (!row || !canSee(principal, row)) throw toolNotFound(name);
     return row;
@@ -270,10 +274,9 @@ export class ToolService {
     principal: Principal,
     options: { limit: number; cursor?: string; includeRetired: boolean; category?: string; tags?: string[] },
   ): Promise<{ rows: ToolRow[]; nextCursor: string | null }> {
-    const publisher = isPublisher(principal);
     const rows = await repo.listTools(
       this.reads,
-      { tenantId: principal.tenant, scopes: publisher ? null : principal.scopes, includeRetired: publisher && options.includeRetired },
+      seenBy(principal, options.includeRetired),
       { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
     );
     const page = rows.slice(0, options.limit);
@@ -281,12 +284,7 @@ export class ToolService {
   }
 }
 
-/** Whether a caller may see a tool at all: the one rule behind GET, listing and 404s. */
-export function canSee(principal: Principal, row: Pick<ToolRow, 'tenantId' | 'status' | 'requiredScopes'>): boolean {
-  if (row.tenantId !== principal.tenant) return false;
-  if (isPublisher(principal)) return true;
-  return row.status === 'active' && row.requiredScopes.every((s) => principal.scopes.includes(s));
-}
+const TOOL_NAME = new RegExp(TOOL_NAME_PATTERN);
 
 function matchesEtag(header: string, etag: string): boolean {
   return header.split(',').some((candidate) => {
@@ -302,7 +300,7 @@ export function encodeCursor(name: string): string {
 
 export function decodeCursor(cursor: string): string {
   const name = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!new RegExp(TOOL_NAME_PATTERN).test(name)) {
+  if (!TOOL_NAME.test(name)) {
     throw new AppError('validation_failed', 'invalid cursor', [{ pointer: '/cursor', message: 'is not a cursor returned by this API', in: 'querystring' }]);
   }
   return name;

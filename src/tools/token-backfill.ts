@@ -3,8 +3,8 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { type Db, rowsOf } from '../db/client.js';
 import { tools } from '../db/schema.js';
-import type { ToolDocument } from './document.js';
 import { FORMATS } from './formats.js';
+import type { ToolDocument } from './model.js';
 import { tokenCosts } from './tokens.js';
 
 const BATCH = 100;

@@ -2,11 +2,11 @@ import type { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import semver from 'semver';
 
-import type { ErrorDetail } from '../errors.js';
+import { AppError, type ErrorDetail } from '../errors.js';
 import { escapePointer } from '../json-pointer.js';
-import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './document.js';
 import { ajvErrorsToDetails, ajvFor, compileSchema, metaValidate } from './json-schema.js';
 import { patternProblem } from './linear-pattern.js';
+import { type DocumentLimits, type ToolDocument, type ToolDocumentInput, toolDocumentSchema } from './model.js';
 import { normalizeDocument } from './normalize.js';
 import { policyRuleProblems } from './policy-rule.js';
 import { unknownSchemaKeywords } from './schema-keywords.js';
@@ -16,7 +16,7 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Outcome of validating a tool document: the normalized document or every problem found. */
-export type ValidationResult = { ok: true; document: ToolDocument } | { ok: false; issues: ErrorDetail[] };
+type ValidationResult = { ok: true; document: ToolDocument } | { ok: false; issues: ErrorDetail[] };
 
 /** Validates tool documents against configurable limits; built once per app. */
 export class ToolValidator {
@@ -55,6 +55,20 @@ export class ToolValidator {
 
     if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
     return { ok: true, document: normalizeDocument(doc as ToolDocumentInput, this.limits.summaryLength) };
+  }
+
+  /**
+   * The publish input check every door shares (POST and PUT /v1/tools; the CLI reaches them):
+   * the normalized document, or a 400 naming every field. `pathName` is the name a PUT addresses,
+   * which the document must carry. ToolService's writes take only the `ToolDocument` this returns.
+   */
+  check(input: unknown, pathName?: string): ToolDocument {
+    const result = this.validate(input);
+    if (!result.ok) throw new AppError('validation_failed', 'tool document is invalid', result.issues.map((issue) => ({ ...issue, in: 'body' as const })));
+    if (pathName !== undefined && result.document.name !== pathName) {
+      throw new AppError('validation_failed', 'tool document is invalid', [{ pointer: '/name', message: `must equal the name in the path ('${pathName}')`, in: 'body' }]);
+    }
+    return result.document;
   }
 
   /**
@@ -101,7 +115,7 @@ function keywordProblems(schema: JsonObject, pointer: string): ErrorDetail[] {
  * Patterns per schema at most. Each is compiled at publish and on the first authorize of a
  * revision, in the event loop: a 232 KB schema of patterns held it 1.7-2.3 s per dry run.
  */
-export const MAX_SCHEMA_PATTERNS = 128;
+const MAX_SCHEMA_PATTERNS = 128;
 
 const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'];
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];

@@ -1,27 +1,8 @@
-import type { Static } from 'typebox';
-
 import type { ToolRow } from '../db/schema.js';
-import type { ToolDocument } from './document.js';
-import type { ToolCard as ToolCardSchema } from './schemas.js';
-import type { TokenCosts } from './tokens.js';
+import type { TokenCosts, ToolCard, ToolDocument, ToolView } from './model.js';
 
 /** Whether a tool is searchable by meaning: its vectors are current, pending, or their last attempt failed. */
 export type IndexStatus = 'pending' | 'indexed' | 'failed';
-
-/** The light card: what a listing or a discovery result shows about a tool. */
-export type ToolCard = Static<typeof ToolCardSchema>;
-
-/** The full stored tool: document, status and token cost per format. */
-export type ToolView = Omit<ToolDocument, 'extensions'> &
-  Record<`x-${string}`, unknown> & {
-    revision: number;
-    status: 'active' | 'retired';
-    /** The catalog sync source that owns the tool; null: published tool by tool. */
-    source: string | null;
-    tokens: TokenCosts;
-    created_at: string;
-    updated_at: string;
-  };
 
 /** The columns a card and a rendered schema are made from: a row without its search texts. */
 export type ShortlistRow = Omit<ToolRow, 'searchName' | 'searchCard' | 'searchBody' | 'searchParams' | 'searchLearned'>;

@@ -10,7 +10,7 @@ export const UI_ROOT = fileURLToPath(new URL('./public/', import.meta.url));
  * Strict policy: scripts, styles and fetches from this origin only, no inline code, no frames.
  * The UI talks to the same origin's API, so `connect-src 'self'` is all it needs.
  */
-export const UI_CSP = [
+const UI_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

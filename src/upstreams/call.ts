@@ -11,7 +11,7 @@ import { findRoute } from './repository.js';
 import type { CallBody } from './schemas.js';
 import type { UpstreamService } from './service.js';
 
-export type CallInput = Static<typeof CallBody>;
+type CallInput = Static<typeof CallBody>;
 
 /** The call was refused by the authorize decision: the route answers 403 with it, MCP an isError result. */
 export class CallDenied extends Error {
@@ -22,7 +22,7 @@ export class CallDenied extends Error {
 }
 
 /** Called once per call that reached an upstream (metrics). */
-export type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
+type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
 
 /**
  * A tool call through the registry: /v1/authorize's decision (the same service, so the same

@@ -18,7 +18,7 @@ export interface UpstreamTarget {
   headers: Record<string, string>;
 }
 
-export interface UpstreamClientOptions {
+interface UpstreamClientOptions {
   connectTimeoutMs: number;
   callTimeoutMs: number;
   maxResponseBytes: number;
@@ -73,7 +73,7 @@ function guardedFetch(maxBytes: number): FetchLike {
 }
 
 /** An error from the SDK or the network as an UpstreamError whose message holds no header value. */
-export function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError {
+function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError {
   const clean = (message: string) => redact(message, target.headers).slice(0, 300);
   if (error instanceof UpstreamError) return new UpstreamError(error.kind, clean(error.message));
   if (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout)) return new UpstreamError('timeout', 'the upstream did not answer in time');

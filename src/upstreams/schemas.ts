@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 
 import { AuthorizeBody } from '../authorize/schemas.js';
+import { Scope, SENSITIVITIES, Sensitivity } from '../tools/model.js';
 
 /** The shapes of /v1/upstreams and /v1/call: the routes validate and document them, the services' types derive from them. */
 
 /** An upstream's name: the prefix of its tools' names (`<name>_<tool>`), so short and name-safe. */
-export const UpstreamName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9-]{0,31}$', description: "the upstream's name; its tools are named <name>_<tool>" });
+const UpstreamName = Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9-]{0,31}$', description: "the upstream's name; its tools are named <name>_<tool>" });
 
 /** What a publisher registers. */
 export const UpstreamBody = Type.Object(
@@ -18,15 +19,15 @@ export const UpstreamBody = Type.Object(
         description: 'sent to this upstream only (credentials); stored encrypted, never returned',
       }),
     ),
-    required_scopes: Type.Optional(Type.Array(Type.String({ pattern: '^[\\x21-\\x7E]{1,128}$' }), { maxItems: 32, description: 'scopes every tool of the upstream requires' })),
-    sensitivity: Type.Optional(Type.Enum(['low', 'medium', 'high'], { description: 'every tool\'s sensitivity; default: from its annotations' })),
+    required_scopes: Type.Optional(Type.Array(Scope, { maxItems: 32, description: 'scopes every tool of the upstream requires' })),
+    sensitivity: Type.Optional(Type.Enum([...SENSITIVITIES], { description: 'every tool\'s sensitivity; default: from its annotations' })),
     side_effects: Type.Optional(Type.Boolean({ description: 'every tool\'s side_effects; default: from its annotations' })),
   },
   { additionalProperties: false },
 );
 
 /** One tool a sync could not take, and why. */
-export const SyncError = Type.Object({ tool: Type.Union([Type.String(), Type.Null()], { description: 'the upstream tool, or null when the upstream failed' }), message: Type.String() });
+const SyncError = Type.Object({ tool: Type.Union([Type.String(), Type.Null()], { description: 'the upstream tool, or null when the upstream failed' }), message: Type.String() });
 
 /** What a sync did. */
 export const SyncResult = Type.Object({
@@ -45,7 +46,7 @@ export const UpstreamView = Type.Object({
   synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'the last successful sync' }),
   last_error: Type.Union([Type.String(), Type.Null()]),
   required_scopes: Type.Array(Type.String()),
-  sensitivity: Type.Union([Type.Enum(['low', 'medium', 'high']), Type.Null()]),
+  sensitivity: Type.Union([Sensitivity, Type.Null()]),
   side_effects: Type.Union([Type.Boolean(), Type.Null()]),
   has_headers: Type.Boolean({ description: 'whether headers are stored (their names and values are never shown)' }),
   created_at: Type.String({ format: 'date-time' }),

@@ -13,11 +13,11 @@ import type { UpstreamBody, UpstreamSynced, UpstreamView } from './schemas.js';
 import { type HeaderSealer, sealContext } from './secrets.js';
 import type { SyncOutcome, UpstreamSync } from './sync.js';
 
-export type UpstreamInput = Static<typeof UpstreamBody>;
-export type UpstreamViewBody = Static<typeof UpstreamView>;
-export type UpstreamSyncedBody = Static<typeof UpstreamSynced>;
+type UpstreamInput = Static<typeof UpstreamBody>;
+type UpstreamViewBody = Static<typeof UpstreamView>;
+type UpstreamSyncedBody = Static<typeof UpstreamSynced>;
 
-export interface UpstreamLog {
+interface UpstreamLog {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
 }
@@ -25,7 +25,7 @@ export interface UpstreamLog {
 const upstreamNotFound = (name: string) => new AppError('not_found', `upstream '${name}' not found`);
 
 /** The view of an upstream: never its headers, only whether it has some. */
-export function upstreamView(row: UpstreamRow, activeTools: number): UpstreamViewBody {
+function upstreamView(row: UpstreamRow, activeTools: number): UpstreamViewBody {
   return {
     name: row.name,
     url: row.url,
@@ -181,7 +181,7 @@ export class UpstreamService {
 }
 
 /** Who the background syncs act as: the tenant's publisher, named so the audit log says it was the sync. */
-export function syncPrincipal(tenant: string): Principal {
+function syncPrincipal(tenant: string): Principal {
   return { tenant, subject: 'upstream-sync', scopes: [PUBLISH_SCOPE] };
 }
 

@@ -8,7 +8,7 @@ import type { Db } from '../db/client.js';
 import type { UpstreamRow } from '../db/schema.js';
 import { mapMcpTool } from '../mcp-client/mapping.js';
 import { contentHash } from '../tools/content-hash.js';
-import type { ToolDocument } from '../tools/document.js';
+import type { ToolDocument } from '../tools/model.js';
 import type { ToolService } from '../tools/service.js';
 import type { ToolValidator } from '../tools/validation.js';
 import { documentOf } from '../tools/views.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { holdsAll, isPublisher, type Principal } from '../../src/auth/principal.js';
+import { isPublisher, type Principal } from '../../src/auth/principal.js';
 
 const principal = (scopes: string[]): Principal => ({ tenant: 't', subject: null, scopes });
 
@@ -10,9 +10,4 @@ describe('principal', () => {
     expect(isPublisher(principal(['registry:publisher', 'registry', 'REGISTRY:PUBLISH']))).toBe(false);
   });
 
-  it('holds all of the required scopes, or not', () => {
-    expect(holdsAll(principal([]), [])).toBe(true);
-    expect(holdsAll(principal(['a', 'b']), ['a', 'b'])).toBe(true);
-    expect(holdsAll(principal(['a']), ['a', 'b'])).toBe(false);
-  });
 });

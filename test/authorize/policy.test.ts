@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 
 import { evaluatePolicy, jsonEqual } from '../../src/authorize/policy.js';
 import { resolvePointer } from '../../src/json-pointer.js';
-import { type PolicyRule, policyRuleProblems } from '../../src/tools/policy-rule.js';
+import type { PolicyRule } from '../../src/tools/model.js';
+import { policyRuleProblems } from '../../src/tools/policy-rule.js';
 
 describe('resolvePointer', () => {
   it('follows RFC 6901 over own properties only', () => {

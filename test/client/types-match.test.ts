@@ -7,9 +7,8 @@ import type { RankingMode } from '../../src/discovery/fusion.js';
 import type { DiscoverResult } from '../../src/discovery/schemas.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { ErrorResponse } from '../../src/http/schemas.js';
-import type { ToolDocumentInput } from '../../src/tools/document.js';
 import type { Format } from '../../src/tools/formats.js';
-import type { TokenCosts, ToolCard, ToolView } from '../../src/tools/schemas.js';
+import type { TokenCosts, ToolCard, ToolDocumentInput, ToolView } from '../../src/tools/model.js';
 
 /**
  * The SDK's hand-written wire types against the service's own types and route schemas. Checked

@@ -2,10 +2,10 @@ import { type SQL, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type Executor, rowsOf } from '../../src/db/client.js';
-import { bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting, QUOTED_WORD_WEIGHT } from '../../src/discovery/bm25f.js';
-import { BM25_PARAMS } from '../../src/discovery/fusion.js';
 import { withoutQuotedValues } from '../../src/discovery/query.js';
-import { catalogStats, retrieveCandidates, searchedTerms } from '../../src/discovery/repository.js';
+import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
+import { BM25_PARAMS, bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting, QUOTED_WORD_WEIGHT } from '../../src/tools/lexical/bm25f.js';
+import { searchedTerms } from '../../src/tools/lexical/searched-terms.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
 import { MCP_SERVER_TOOLS } from '../fixtures/mcp-server-tools.js';

@@ -2,8 +2,9 @@ import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
-import { catalogStats, searchedTerms } from '../../src/discovery/repository.js';
-import { TermCountRefresh } from '../../src/discovery/term-counts.js';
+import { catalogStats } from '../../src/discovery/repository.js';
+import { searchedTerms } from '../../src/tools/lexical/searched-terms.js';
+import { TermCountRefresh } from '../../src/tools/lexical/term-counts.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
 import { testConfig } from '../helpers/app.js';

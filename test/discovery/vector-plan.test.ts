@@ -2,9 +2,10 @@ import { param, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
-import { BM25_PARAMS } from '../../src/discovery/fusion.js';
-import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates, searchedTerms } from '../../src/discovery/repository.js';
+import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates } from '../../src/discovery/repository.js';
 import { ensureVectorIndex, vectorIndexName } from '../../src/embedding/vector-index.js';
+import { BM25_PARAMS } from '../../src/tools/lexical/bm25f.js';
+import { searchedTerms } from '../../src/tools/lexical/searched-terms.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { uniqueTenant } from '../helpers/tokens.js';
 

@@ -193,6 +193,35 @@ forEachDatabase((db) => {
       }
     });
 
+    it('refuses what REST refuses, through the same service checks: call_tool as POST /v1/authorize, describe_tool as GET /v1/tools/{name}', async () => {
+      const client = await connect(publisher);
+      const mcpText = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        expect(result.isError, name).toBe(true);
+        return (result.content[0] as { text: string }).text;
+      };
+      const restDetails = async (method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) => {
+        const response = await call(ctx.app, method, path, { token: publisher, ...(body ? { body } : {}) });
+        expect(response.statusCode, path).toBe(400);
+        return response.json<{ error: { code: string; details: { pointer: string; message: string }[] } }>().error;
+      };
+      const named = (details: { pointer: string; message: string }[]) => details.map((d) => `${d.pointer.slice(1)} ${d.message}`).join('; ');
+
+      // A name no tool can have: before, call_tool answered "not found" and REST a 400.
+      const badName = await restDetails('POST', '/v1/authorize', { tool: 'bad name!', arguments: {} });
+      expect(badName.details).toEqual([expect.objectContaining({ pointer: '/tool' })]);
+      expect(await mcpText('call_tool', { name: 'bad name!', arguments: {} })).toBe(named(badName.details));
+
+      // An argument no two parsers read alike.
+      const surrogate = await restDetails('POST', '/v1/authorize', { tool: 'issue_refund', arguments: { note: 'a\ud800' } });
+      expect(surrogate.details).toEqual([expect.objectContaining({ pointer: '/arguments/note' })]);
+      expect(await mcpText('call_tool', { name: 'issue_refund', arguments: { note: 'a\ud800' } })).toBe(named(surrogate.details));
+
+      const badPath = await restDetails('GET', `/v1/tools/${encodeURIComponent('bad name!')}`);
+      expect(badPath.details).toEqual([expect.objectContaining({ pointer: '/name' })]);
+      expect(await mcpText('describe_tool', { name: 'bad name!' })).toBe(named(badPath.details));
+    });
+
     it('refuses requests without a valid bearer token with the contract\'s 401', async () => {
       const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { expandIdentifiers, parameterText, searchTexts, splitIdentifier } from '../../src/tools/search-text.js';
+import { expandIdentifiers, parameterText, searchTexts, splitIdentifier } from '../../src/tools/lexical/search-text.js';
 import { ToolValidator } from '../../src/tools/validation.js';
 import { toolDocument } from '../helpers/fixtures.js';
 

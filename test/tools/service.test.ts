@@ -1,30 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import type { Principal } from '../../src/auth/principal.js';
 import { AppError } from '../../src/errors.js';
-import { canSee, decodeCursor, encodeCursor } from '../../src/tools/service.js';
+import { decodeCursor, encodeCursor } from '../../src/tools/service.js';
 import { etagOf } from '../../src/tools/views.js';
-
-const principal = (scopes: string[], tenant = 'acme'): Principal => ({ tenant, subject: 'u', scopes });
-const row = (requiredScopes: string[], status: 'active' | 'retired' = 'active', tenantId = 'acme') => ({ tenantId, status, requiredScopes });
-
-describe('canSee', () => {
-  it('needs the same tenant, whatever the scopes', () => {
-    expect(canSee(principal(['registry:publish']), row([], 'active', 'other'))).toBe(false);
-  });
-
-  it('needs every required scope and an active tool for readers', () => {
-    expect(canSee(principal([]), row([]))).toBe(true);
-    expect(canSee(principal(['a']), row(['a', 'b']))).toBe(false);
-    expect(canSee(principal(['a', 'b', 'c']), row(['a', 'b']))).toBe(true);
-    expect(canSee(principal(['a']), row(['a'], 'retired'))).toBe(false);
-  });
-
-  it('shows publishers every tool of their tenant, retired included', () => {
-    expect(canSee(principal(['registry:publish']), row(['billing:admin'], 'retired'))).toBe(true);
-  });
-});
 
 describe('pagination cursor', () => {
   it('round-trips every valid tool name (property)', () => {

@@ -12,6 +12,23 @@ const limits = { descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 };
 describe('ToolValidator', () => {
   const validator = new ToolValidator(limits);
 
+  it('check: the publish input check every door shares, a 400 naming every field (and the path name a PUT addresses)', () => {
+    expect(validator.check(toolDocument({ name: 'ok_tool' }), 'ok_tool').name).toBe('ok_tool');
+    const refusal = (input: unknown, pathName?: string) => {
+      try {
+        validator.check(input, pathName);
+      } catch (error) {
+        return error;
+      }
+      throw new Error('accepted');
+    };
+    expect(refusal({ name: 'x', version: 'one', parameters: { type: 'object' } })).toMatchObject({
+      code: 'validation_failed',
+      details: expect.arrayContaining([{ pointer: '/description', message: expect.any(String), in: 'body' }, { pointer: '/version', message: expect.any(String), in: 'body' }]),
+    });
+    expect(refusal(toolDocument({ name: 'ok_tool' }), 'other_tool')).toMatchObject({ code: 'validation_failed', details: [{ pointer: '/name', in: 'body' }] });
+  });
+
   it('normalizes a valid document: defaults, trimmed text, sorted unique scopes, extensions apart', () => {
     const result = validator.validate({
       name: 'minimal',

@@ -1,6 +1,6 @@
 /**
  * Wire types of the registry API, written out so the package carries no server code. The
- * registry's own test suite checks them against the service's route schemas at compile time
+ * registry's own test suite checks them against the service's tool model and route schemas at compile time
  * (`test/client/types-match.test.ts` in the service repository), so they cannot drift unnoticed.
  */
 

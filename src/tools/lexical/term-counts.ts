@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 
-import { type Db, rowsOf } from '../db/client.js';
-import { tools } from '../db/schema.js';
+import { type Db, rowsOf } from '../../db/client.js';
+import { tools } from '../../db/schema.js';
 
 /** How often the service looks for tenants whose stored counts are stale (a BackgroundJob runs runOnce). */
 export const TERM_COUNTS_INTERVAL_MS = 10_000;
 
-export interface TermCountOptions {
+interface TermCountOptions {
   /**
    * Tenants with fewer active tools get no stored counts (their revision is recorded with none):
    * counting their lexemes reads at most 20% of a small catalog, cheaper than keeping the rows.
@@ -20,7 +20,7 @@ export interface TermCountOptions {
   minPostings: number;
 }
 
-export const TERM_COUNT_DEFAULTS: TermCountOptions = { minTools: 5_000, minPostings: 64 };
+const TERM_COUNT_DEFAULTS: TermCountOptions = { minTools: 5_000, minPostings: 64 };
 
 // Arbitrary constant: the first key of pg_try_advisory_xact_lock(key, hashtext(tenant)).
 const REBUILD_LOCK_KEY = 0x7465726d;

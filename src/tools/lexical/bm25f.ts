@@ -1,6 +1,6 @@
 /**
  * BM25F over the registry's postings, in TypeScript: the reference the lexical leg's SQL
- * (repository.ts) is tested against, and what the evaluation's method comparisons compute with.
+ * (lexical-sql.ts) is tested against, and what the evaluation's method comparisons compute with.
  * Tokenizing and stemming stay PostgreSQL's (`to_tsvector('english')`); this module starts from
  * the postings that tokenizing produced.
  */
@@ -14,6 +14,13 @@ export interface Bm25Params {
   b: number;
   weights: { A: number; B: number; C: number; D: number };
 }
+
+/**
+ * A: name words and aliases, B: summary/tags/category, C: description/examples, D: parameters.
+ * Higher k1 and lower b than the textbook 1.2/0.75, and names weighted 3x, measured better on
+ * every half of the MetaTool dev set; on dev-mcp other weightings moved R@1 by under 0.01.
+ */
+export const BM25_PARAMS: Bm25Params = { k1: 1.5, b: 0.5, weights: { A: 3, B: 2, C: 1, D: 0.5 } };
 
 /** One lexeme of one tool: occurrences per field, and the tool's field lengths. */
 export interface Posting {
@@ -30,7 +37,7 @@ export interface Posting {
  * description text still let "forget everything about Bob" pull every `everything_` tool ahead
  * of the memory deletion: with no other word matching, it set the lexical scale alone).
  */
-export const NAMESPACE_MIN_TOOLS = 3;
+const NAMESPACE_MIN_TOOLS = 3;
 
 /** Whether a lexeme's postings make it a namespace word (see NAMESPACE_MIN_TOOLS). */
 export function isNamespace(postings: readonly Pick<Posting, 'tf'>[]): boolean {
@@ -102,7 +109,7 @@ export function idf(visible: number, documentFrequency: number): number {
  * the fields are pooled before saturation, so a word repeated in the description cannot outweigh
  * one occurrence in the name).
  */
-export function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLength: FieldVector, params: Bm25Params, namespace = false): number {
+function saturatedTf(posting: Pick<Posting, 'tf' | 'length'>, averageLength: FieldVector, params: Bm25Params, namespace = false): number {
   const weights = [namespace ? 0 : params.weights.A, params.weights.B, params.weights.C, params.weights.D];
   let tf = 0;
   for (let field = 0; field < 4; field += 1) {

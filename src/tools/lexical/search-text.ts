@@ -1,7 +1,9 @@
 // What the lexical index reads of a tool (its weighted search texts) and the identifier splitting
-// queries share with it. What is embedded is src/embedding/embedding-texts.ts.
+// queries share with it. The texts are the tool's search_* columns, weighted A to D into the
+// generated tools.tsv (migrations/0003_authorize.sql), which postings.ts turns into postings.
+// What is embedded is src/embedding/embedding-texts.ts.
 
-import type { ToolDocument } from './document.js';
+import type { ToolDocument } from '../model.js';
 
 /**
  * Splits identifiers into words so the text index sees what users type:
@@ -29,7 +31,7 @@ export function expandIdentifiers(text: string): string {
 }
 
 /** The four weighted texts of a tool's card (weights A to D): name and aliases, summary/tags/category, description/examples, parameters. */
-export interface SearchTexts {
+interface SearchTexts {
   name: string;
   card: string;
   body: string;
