@@ -193,7 +193,7 @@ forEachDatabase((db) => {
       }
     });
 
-    it('refuses what REST refuses, through the same service checks: call_tool as POST /v1/authorize, describe_tool as GET /v1/tools/{name}', async () => {
+    it('refuses what REST refuses, through the same service checks: call_tool as POST /v1/authorize, find_tools as POST /v1/discover, describe_tool as GET /v1/tools/{name}', async () => {
       const client = await connect(publisher);
       const mcpText = async (name: string, args: Record<string, unknown>) => {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -216,6 +216,11 @@ forEachDatabase((db) => {
       const surrogate = await restDetails('POST', '/v1/authorize', { tool: 'issue_refund', arguments: { note: 'a\ud800' } });
       expect(surrogate.details).toEqual([expect.objectContaining({ pointer: '/arguments/note' })]);
       expect(await mcpText('call_tool', { name: 'issue_refund', arguments: { note: 'a\ud800' } })).toBe(named(surrogate.details));
+
+      // A filter PostgreSQL cannot store (the discovery log keeps it): find_tools as POST /v1/discover.
+      const badFilter = await restDetails('POST', '/v1/discover', { query: 'refund', filters: { tags: ['a\ud800'] } });
+      expect(badFilter.details).toEqual([expect.objectContaining({ pointer: '/filters/tags/0' })]);
+      expect(await mcpText('find_tools', { query: 'refund', filters: { tags: ['a\ud800'] } })).toBe(named(badFilter.details));
 
       const badPath = await restDetails('GET', `/v1/tools/${encodeURIComponent('bad name!')}`);
       expect(badPath.details).toEqual([expect.objectContaining({ pointer: '/name' })]);
