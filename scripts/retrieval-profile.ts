@@ -2,11 +2,11 @@
  * Where a new request's retrieval time goes, on a kept bench database (`npm run bench -- ...
  * --keep-database` logs its URL; loopback embedder). For `requests` new bench requests it decides
  * the searched words as the service does (fresh catalog statistics, cold memo), builds the
- * service's retrieval statement (hybrid, HNSW index) and reports, as medians:
- * - the statement's time, plain (best of 3), hybrid and lexical-only;
- * - from `EXPLAIN (ANALYZE)`: the time to the end of the lexical scores (postings read and
- *   aggregated), of the lexical top, and of the vector leg's index scan, with the postings read and
- *   the tools they scored;
+ * service's two retrieval statements (lexical, then vector with the HNSW index) and reports, as medians:
+ * - each statement's time, plain (best of 3);
+ * - from `EXPLAIN (ANALYZE)` of the lexical statement: the time to the end of the lexical scores
+ *   (postings read and aggregated) and of the lexical top, with the postings read and the tools
+ *   they scored; of the vector statement: the time to the end of the index scan;
  * - what the searched words hold: how many, their postings in all, and the share of the biggest three.
  * Usage: npx tsx scripts/retrieval-profile.ts <postgres-url> [requests] [tenant]
  */
@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 
 import { openPostgres, rowsOf } from '../src/db/client.js';
 import { prepareQuery } from '../src/discovery/query.js';
-import { catalogStats, type RetrievalRequest, retrievalStatement } from '../src/discovery/repository.js';
+import { catalogStats, lexicalCandidates, lexicalStatement, type RetrievalRequest, vectorStatement } from '../src/discovery/repository.js';
 import { CANDIDATE_DEPTH } from '../src/discovery/service.js';
 import { BM25_PARAMS } from '../src/tools/lexical/bm25f.js';
 import { searchedTerms } from '../src/tools/lexical/searched-terms.js';
@@ -67,7 +67,7 @@ for (let i = 0; i < Number(requests); i += 1) {
   const t = performance.now();
   const terms = await searchedTerms(db, { visibility, text: query.lexicalText, stats });
   add('searched words decided (ms)', performance.now() - t);
-  const request: RetrievalRequest = {
+  const request: RetrievalRequest & { vector: NonNullable<RetrievalRequest['vector']> } = {
     visibility,
     filters: {},
     text: query.lexicalText,
@@ -77,22 +77,27 @@ for (let i = 0; i < Number(requests); i += 1) {
     vector: { model: 'openai:bench-hash-512', values: FakeEmbeddingServer.vector(query.text), search: 'index' },
     depth: CANDIDATE_DEPTH,
   };
-  const hybrid = retrievalStatement(request, terms);
-  const lexical = retrievalStatement({ ...request, vector: undefined }, terms);
-  add('statement, hybrid (ms)', await bestOf3(() => db.execute(hybrid)));
-  add('statement, lexical only (ms)', await bestOf3(() => db.execute(lexical)));
+  const lexical = lexicalStatement(request, terms);
+  const vector = vectorStatement(request, await lexicalCandidates(db, request));
+  add('lexical statement (ms)', await bestOf3(() => db.execute(lexical)));
+  add('vector statement (ms)', await bestOf3(() => db.execute(vector)));
 
-  const [plan] = await rowsOf<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(db.execute(sql`explain (analyze, format json) ${hybrid}`));
-  const root = plan!['QUERY PLAN'][0];
-  const all = [...nodes(root.Plan)];
-  const cte = (name: string) => all.find((n) => n['Subplan Name'] === `CTE ${name}`);
-  const postings = all.filter((n) => n['Relation Name'] === 'tool_terms' || (n['Index Name'] ?? '').startsWith('tool_terms'));
-  add('explain: execution (ms)', root['Execution Time']);
-  add('explain: lexical scores done (ms)', cte('lexical_scores')?.['Actual Total Time'] ?? NaN);
-  add('explain: lexical top done (ms)', cte('lexical_top')?.['Actual Total Time'] ?? NaN);
-  add('explain: vector nearest done (ms)', cte('vector_nearest')?.['Actual Total Time'] ?? NaN);
+  const explain = async (statement: typeof lexical) => {
+    const [plan] = await rowsOf<{ 'QUERY PLAN': [{ Plan: PlanNode; 'Execution Time': number }] }>(db.execute(sql`explain (analyze, format json) ${statement}`));
+    const root = plan!['QUERY PLAN'][0];
+    return { root, all: [...nodes(root.Plan)] };
+  };
+  const lexicalPlan = await explain(lexical);
+  const cte = (all: PlanNode[], name: string) => all.find((n) => n['Subplan Name'] === `CTE ${name}`);
+  const postings = lexicalPlan.all.filter((n) => n['Relation Name'] === 'tool_terms' || (n['Index Name'] ?? '').startsWith('tool_terms'));
+  add('explain lexical: execution (ms)', lexicalPlan.root['Execution Time']);
+  add('explain lexical: scores done (ms)', cte(lexicalPlan.all, 'lexical_scores')?.['Actual Total Time'] ?? NaN);
+  add('explain lexical: top done (ms)', cte(lexicalPlan.all, 'lexical_top')?.['Actual Total Time'] ?? NaN);
   add('postings read', postings.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0));
-  add('tools scored', cte('lexical_scores')?.['Actual Rows'] ?? NaN);
+  add('tools scored', cte(lexicalPlan.all, 'lexical_scores')?.['Actual Rows'] ?? NaN);
+  const vectorPlan = await explain(vector);
+  add('explain vector: execution (ms)', vectorPlan.root['Execution Time']);
+  add('explain vector: nearest done (ms)', cte(vectorPlan.all, 'vector_nearest')?.['Actual Total Time'] ?? NaN);
 
   const counts = [...terms.values()].map((c) => c.postings).sort((a, b) => b - a);
   const total = counts.reduce((a, b) => a + b, 0);

@@ -5,10 +5,10 @@ import { tools } from '../db/schema.js';
 import { heldScopeSets, scopesHeld, type Visibility, visibleTo } from '../tools/access.js';
 import { type Format, FORMATS } from '../tools/formats.js';
 import { type Bm25Params, type SearchedTerm, type TermCount, termWeights } from '../tools/lexical/bm25f.js';
-import { lexicalLeg } from '../tools/lexical/lexical-sql.js';
+import { lexicalLeg, lexicalScoring } from '../tools/lexical/lexical-sql.js';
 import { searchedTerms } from '../tools/lexical/searched-terms.js';
 import type { ShortlistRow } from '../tools/views.js';
-import { combine, type DiscoveryFilters, filterPredicate, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
+import { combine, type DiscoveryFilters, filterPredicate, lexicalTopOf, nearestVectors, vectorLeg, type VectorSearch } from './retrieval-sql.js';
 
 export type { DiscoveryFilters, VectorSearch } from './retrieval-sql.js';
 
@@ -101,6 +101,12 @@ interface Retrieved {
   vectorSearch: VectorSearchOutcome | undefined;
 }
 
+/** The lexical leg's top `depth` (no cosines yet), and the searched words the vector statement scores its own tools with. */
+export interface LexicalRetrieval {
+  top: Candidate[];
+  terms: ReadonlyMap<string, SearchedTerm>;
+}
+
 /** One statement's result: candidates, and how many vectors the index scan returned. */
 interface Retrieval {
   candidates: Candidate[];
@@ -108,33 +114,57 @@ interface Retrieval {
   nearest: number | null;
 }
 
+/** What a lexical search needs of a retrieval request (no vector: it runs while the query is embedded). */
+export type LexicalRequest = Omit<RetrievalRequest, 'vector'>;
+
 /**
- * Both retrieval legs in one statement (retrieval-sql.ts, tools/lexical/lexical-sql.ts), each filtered by the security
- * predicate, returning the union of each leg's top `depth` with both legs' evidence for every
- * candidate.
+ * The lexical leg on its own statement (tools/lexical/lexical-sql.ts), filtered by the security
+ * predicate: it needs no query vector, so discovery runs it while the query is being embedded.
+ * Its candidates are complete for a lexical search (cosine null).
+ */
+export async function lexicalCandidates(executor: Executor, request: LexicalRequest): Promise<LexicalRetrieval> {
+  const terms = await searchedTerms(executor, request);
+  const { candidates } = await runStatement(executor, lexicalStatement(request, terms));
+  return { top: candidates, terms };
+}
+
+/**
+ * The vector leg (retrieval-sql.ts) given the lexical leg's top: the union of each leg's top
+ * `depth` with both legs' evidence for every candidate (the cosine of each lexical candidate, the
+ * BM25F score of each vector candidate the lexical top left out).
  *
  * The vector leg is exact, or for large catalogs an HNSW iterative scan (see vector-index.ts).
  * An index scan that returns fewer vectors than asked has hit pgvector's scan bound before
  * finding enough the caller may see (a very selective filter): the exact search then runs, so
  * filtering can never hide an authorized tool.
  */
-export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
-  const terms = await searchedTerms(executor, request);
-  if (request.vector?.search === 'index') {
+export async function vectorCandidates(
+  executor: Executor,
+  request: LexicalRequest,
+  lexical: LexicalRetrieval,
+  vector: NonNullable<RetrievalRequest['vector']>,
+): Promise<Retrieved> {
+  const run = (search: VectorSearch) => runStatement(executor, vectorStatement({ ...request, vector: { ...vector, search } }, lexical));
+  if (vector.search === 'index') {
     // The session settings (src/db/client.ts) make this an iterative scan.
-    const viaIndex = await runRetrieval(executor, request, terms);
+    const viaIndex = await run('index');
     if ((viaIndex.nearest ?? 0) >= nearestVectors(request.depth)) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
-    const exact = await runRetrieval(executor, { ...request, vector: { ...request.vector, search: 'exact' } }, terms);
-    return { candidates: exact.candidates, vectorSearch: 'index_fallback' };
+    return { candidates: (await run('exact')).candidates, vectorSearch: 'index_fallback' };
   }
-  const { candidates } = await runRetrieval(executor, request, terms);
-  return { candidates, vectorSearch: request.vector ? 'exact' : undefined };
+  return { candidates: (await run('exact')).candidates, vectorSearch: 'exact' };
 }
 
-/** The whole retrieval statement: lexical leg, vector leg (with a query vector), combined. */
-export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap<string, SearchedTerm>): SQL {
-  const { stats, depth } = request;
-  const lexical = lexicalLeg({
+/** Both legs one after the other (discovery overlaps the lexical one with embedding instead). */
+export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
+  const lexical = await lexicalCandidates(executor, request);
+  if (!request.vector) return { candidates: lexical.top, vectorSearch: undefined };
+  return vectorCandidates(executor, request, lexical, request.vector);
+}
+
+/** The lexical leg's fields of a request. */
+function lexicalInput(request: LexicalRequest, terms: ReadonlyMap<string, SearchedTerm>) {
+  const { stats } = request;
+  return {
     visibility: request.visibility,
     filter: filterPredicate(request.filters),
     terms: termWeights(terms, stats.visible, request.bm25),
@@ -142,18 +172,30 @@ export function retrievalStatement(request: RetrievalRequest, terms: ReadonlyMap
     scopeSets: stats.scopeSets,
     averageLength: stats.avgLength,
     bm25: request.bm25,
-    depth,
-  });
-  if (!request.vector) return sql`with ${lexical} ${combine(undefined)}`;
-  const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth });
-  return sql`with ${lexical}, ${vector} ${combine(request.vector.search)}`;
+    depth: request.depth,
+  };
 }
 
-async function runRetrieval(executor: Executor, request: RetrievalRequest, terms: ReadonlyMap<string, SearchedTerm>): Promise<Retrieval> {
-  const rows = await rowsOf<Record<string, unknown>>(executor.execute(retrievalStatement(request, terms)));
+/** The lexical statement: its top `depth`, each with the popularity prior. */
+export function lexicalStatement(request: LexicalRequest, terms: ReadonlyMap<string, SearchedTerm>): SQL {
+  return sql`with ${lexicalLeg(lexicalInput(request, terms))} ${combine(undefined)}`;
+}
+
+/**
+ * The vector statement: the lexical top comes in as values; the vector leg's tools that it left
+ * out are scored lexically by point probes (lexicalScoring's `only`).
+ */
+export function vectorStatement(request: RetrievalRequest & { vector: NonNullable<RetrievalRequest['vector']> }, lexical: LexicalRetrieval): SQL {
+  const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth: request.depth });
+  const scoring = lexicalScoring(lexicalInput(request, lexical.terms), sql`select tool_id from vector_top except select tool_id from lexical_top`);
+  return sql`with ${lexicalTopOf(lexical.top)}, ${vector}, ${scoring} ${combine(request.vector.search)}`;
+}
+
+async function runStatement(executor: Executor, statement: SQL): Promise<Retrieval> {
+  const rows = await rowsOf<Record<string, unknown>>(executor.execute(statement));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
-    nearest: num(rows[0]?.nearest) ?? (request.vector?.search === 'index' ? 0 : null),
+    nearest: num(rows[0]?.nearest),
     candidates: rows.map((r) => ({
       toolId: Number(r.tool_id),
       lexical: num(r.lexical),

@@ -3,7 +3,7 @@
  * vector leg, and how they combine. Each piece is a list of CTEs that reads only what the caller
  * may see (the security predicate is inside every one of them). repository.ts runs the statement.
  */
-import { and, arrayOverlaps, eq, type SQL, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, eq, param, type SQL, sql } from 'drizzle-orm';
 import { toSql } from 'pgvector';
 
 import { tools } from '../db/schema.js';
@@ -108,6 +108,15 @@ export function vectorLeg(input: VectorLegInput): SQL {
     ),
     vector_top as (
       select tool_id, cosine from vector_scores order by cosine desc, tool_id limit ${depth}
+    )`;
+}
+
+/** A lexical leg's top, already computed (its own statement), as the `lexical_top` CTE of the vector statement. */
+export function lexicalTopOf(top: readonly { toolId: number; exact: boolean; lexical: number | null }[]): SQL {
+  return sql`
+    lexical_top as (
+      select * from unnest(${param(top.map((c) => c.toolId))}::bigint[], ${param(top.map((c) => c.exact))}::bool[],
+                           ${param(top.map((c) => c.lexical))}::float8[]) as top(tool_id, exact, score)
     )`;
 }
 

@@ -16,17 +16,24 @@ import { catalogRevision } from './catalog-revision.js';
 import { fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
-import { retrieveCandidates, shortlistRows, type VectorSearchOutcome } from './repository.js';
+import { lexicalCandidates, type LexicalRequest, shortlistRows, vectorCandidates, type VectorSearchOutcome } from './repository.js';
 import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js';
 import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
 
-/** Milliseconds spent per stage of computing a shortlist (a cache miss). */
+/**
+ * Milliseconds spent per stage of computing a shortlist (a cache miss). The query embedding runs
+ * alongside the statistics and the lexical leg, so the stages add up to more than the total.
+ */
 interface ComputeTimings {
-  /** Query embedding (cache lookup, or the embedder call on a miss). */
+  /** Query embedding of the request and its steps (cache lookup, or the embedder call on a miss). */
   embedding: number;
   /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
   stats: number;
-  /** Both retrieval legs (lexical BM25F and vector), one SQL statement. */
+  /** The lexical leg (BM25F), its own statement, run while the query is embedded. */
+  lexical: number;
+  /** The vector leg once both the query vector and the lexical top are there (0 without a vector). */
+  vector: number;
+  /** From the statistics to every candidate: the lexical leg, any wait for the embedding, the vector leg. */
   retrieval: number;
   fusion: number;
   /** Reading the shortlist's full rows. */
@@ -71,6 +78,13 @@ interface Computed {
   vectorSearch: VectorSearchOutcome | undefined;
   /** A vector was wanted and the embedder gave none: ranked lexically instead. */
   degraded: boolean;
+}
+
+/** `promise`'s value and the milliseconds until it settled. */
+async function timed<T>(promise: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await promise;
+  return { value, ms: performance.now() - started };
 }
 
 /** How many candidates each retrieval leg contributes to fusion. */
@@ -164,39 +178,44 @@ export class DiscoveryService {
     // The request, then each step it names in sequence: every part is ranked alone and the rankings merged.
     const parts = [query, ...query.steps];
     const embeddings = this.embeddings;
-    const vectors = embeddings && requested !== 'lexical'
-      ? await inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
-      : [];
-    const searchMode: RankingMode = vectors[0] ? requested : 'lexical';
-    const embedded = performance.now();
-    const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
-    const counted = performance.now();
-    const rankings: Ranking[] = [];
-    let vectorSearch: VectorSearchOutcome | undefined;
-    let retrieval = 0;
-    for (const [i, part] of parts.entries()) {
-      const before = performance.now();
-      const vector = searchMode === 'lexical' ? undefined : vectors[i];
-      const retrieved = await inSpan('discover.retrieval', () => retrieveCandidates(this.reads, {
+    const filters = input.filters ?? {};
+    // Every part is embedded while the lexical legs run: neither needs the other.
+    const embedding = timed(
+      embeddings && requested !== 'lexical'
+        ? inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
+        : Promise.resolve([]),
+    );
+    const lexicalSide = (async () => {
+      const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
+      const counted = performance.now();
+      const requests: LexicalRequest[] = parts.map((part) => ({
         visibility,
-        filters: input.filters ?? {},
+        filters,
         text: part.lexicalText,
         intentText: part.lexicalIntentText,
         nameTokens: part.nameTokens,
         stats,
         bm25: BM25_PARAMS,
-        vector:
-          vector && embeddings
-            ? { model: embeddings.model, values: vector, search: stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact' }
-            : undefined,
         depth: CANDIDATE_DEPTH,
       }));
-      retrieval += performance.now() - before;
-      vectorSearch ??= retrieved.vectorSearch;
-      // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
-      rankings.push(fuse(retrieved.candidates, this.fusion, vector ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) }));
-    }
-    const retrieved = counted + retrieval;
+      const lexical = await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
+      return { stats, counted, requests, lexical };
+    })();
+    const [{ value: vectors, ms: embeddingMs }, { stats, counted, requests, lexical }] = await Promise.all([embedding, lexicalSide]);
+    const searchMode: RankingMode = vectors[0] ? requested : 'lexical';
+    const legsDone = performance.now();
+    const retrievals = await Promise.all(parts.map((_, i) => {
+      const vector = searchMode === 'lexical' ? undefined : vectors[i];
+      if (!vector || !embeddings) return { candidates: lexical.value[i]!.top, vectorSearch: undefined };
+      const search = stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact';
+      return inSpan('discover.vector', () => vectorCandidates(this.reads, requests[i]!, lexical.value[i]!, { model: embeddings.model, values: vector, search }));
+    }));
+    const retrieved = performance.now();
+    const vectorSearch: VectorSearchOutcome | undefined = retrievals.find((r) => r.vectorSearch)?.vectorSearch;
+    // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
+    const rankings: Ranking[] = retrievals.map((r) =>
+      fuse(r.candidates, this.fusion, r.vectorSearch ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) }),
+    );
     const { ranked, lowConfidence } = mergeRankings(rankings);
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
@@ -220,8 +239,10 @@ export class DiscoveryService {
       // Filed under the revision read before any of it: a change committed meanwhile bumps past it.
       shortlist: { revision, tools, shortlistTokens, catalogTokens: stats.catalogTokens[input.format], withheld: stats.withheld, lowConfidence, searchMode },
       timings: {
-        embedding: embedded - started,
-        stats: counted - embedded,
+        embedding: embeddingMs,
+        stats: counted - started,
+        lexical: lexical.ms,
+        vector: retrieved - legsDone,
         retrieval: retrieved - counted,
         fusion: fused - retrieved,
         fetch: fetched - fused,

@@ -63,7 +63,7 @@ export class ServiceMetrics {
     });
     this.discoveryStage = new Histogram({
       name: 'tool_registry_discovery_stage_seconds',
-      help: 'Time per stage of POST /v1/discover (auth, cache, embedding, stats, retrieval, fusion, fetch, rendering, log, total; a shortlist-cache hit has only auth, cache, log and total)',
+      help: 'Time per stage of POST /v1/discover (auth, cache, embedding, stats, lexical, vector, retrieval, fusion, fetch, rendering, log, total; embedding runs alongside stats and lexical, retrieval spans lexical to vector; a shortlist-cache hit has only auth, cache, log and total)',
       labelNames: ['stage', 'search_mode'],
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],

@@ -2,10 +2,9 @@ import { param, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
-import { catalogStats, type RetrievalRequest, retrievalStatement, retrieveCandidates } from '../../src/discovery/repository.js';
+import { catalogStats, lexicalCandidates, type RetrievalRequest, retrieveCandidates, vectorStatement } from '../../src/discovery/repository.js';
 import { ensureVectorIndex, vectorIndexName } from '../../src/embedding/vector-index.js';
 import { BM25_PARAMS } from '../../src/tools/lexical/bm25f.js';
-import { searchedTerms } from '../../src/tools/lexical/searched-terms.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { uniqueTenant } from '../helpers/tokens.js';
 
@@ -57,8 +56,8 @@ forEachDatabase((db) => {
 
     const plan = async (scopes: string[]): Promise<string> => {
       const retrieval = await request(scopes);
-      const terms = await searchedTerms(db.database.db, retrieval);
-      const rows = await rowsOf<Record<string, string>>(db.database.db.execute(sql`explain ${retrievalStatement(retrieval, terms)}`));
+      const lexical = await lexicalCandidates(db.database.db, retrieval);
+      const rows = await rowsOf<Record<string, string>>(db.database.db.execute(sql`explain ${vectorStatement({ ...retrieval, vector: retrieval.vector! }, lexical)}`));
       return rows.map((r) => Object.values(r)[0]).join('\n');
     };
 

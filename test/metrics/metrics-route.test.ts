@@ -56,7 +56,7 @@ forEachDatabase((db) => {
       const text = (await call(ctx.app, 'GET', '/metrics')).body;
       const count = 'tool_registry_discovery_stage_seconds_count';
       for (const stage of ['cache', 'log', 'total']) expect(sample(text, count, { stage, search_mode: 'hybrid' }), stage).toBeGreaterThanOrEqual(3);
-      for (const stage of ['embedding', 'stats', 'retrieval', 'fusion', 'fetch', 'rendering']) {
+      for (const stage of ['embedding', 'stats', 'lexical', 'vector', 'retrieval', 'fusion', 'fetch', 'rendering']) {
         expect(sample(text, count, { stage, search_mode: 'hybrid' }), stage).toBeGreaterThanOrEqual(2);
       }
       expect(sample(text, count, { stage: 'auth' })).toBeGreaterThanOrEqual(3);

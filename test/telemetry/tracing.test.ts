@@ -91,15 +91,16 @@ forEachDatabase((db) => {
     it('has a child span per discover stage, and the database statements under the stage that ran them', async () => {
       await call(app, 'POST', '/v1/discover', { token: agent, body: { query: 'refund invoice 1024 in part' }, headers: { traceparent: TRACEPARENT } });
       const server = await serverSpan('POST /v1/discover');
-      const stages = ['discover.embed', 'discover.stats', 'discover.retrieval', 'discover.fetch', 'discover.render'];
+      const stages = ['discover.embed', 'discover.stats', 'discover.lexical', 'discover.vector', 'discover.fetch', 'discover.render'];
       for (const stage of stages) {
         expect(named(stage), stage).toHaveLength(1);
         expect(parentOf(named(stage)[0]!), stage).toBe(server.spanContext().spanId);
         expect(named(stage)[0]!.spanContext().traceId).toBe(CALLER_TRACE);
       }
-      const retrieval = named('discover.retrieval')[0]!;
-      const statements = spans().filter((span) => span.kind === SpanKind.CLIENT && parentOf(span) === retrieval.spanContext().spanId);
-      expect(statements.length).toBeGreaterThan(0);
+      const legs = [named('discover.lexical')[0]!, named('discover.vector')[0]!];
+      const statementsOf = (leg: (typeof legs)[number]) => spans().filter((span) => span.kind === SpanKind.CLIENT && parentOf(span) === leg.spanContext().spanId);
+      for (const leg of legs) expect(statementsOf(leg).length, leg.name).toBeGreaterThan(0);
+      const statements = legs.flatMap(statementsOf);
       for (const statement of statements) {
         expect(statement.attributes['db.system.name']).toBe('postgresql');
         expect(statement.name).toBe(statement.attributes['db.operation.name']);

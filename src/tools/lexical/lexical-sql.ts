@@ -29,22 +29,12 @@ interface LexicalLegInput {
 const f8 = (x: number): string => `${Number.isFinite(x) ? x : 0}::float8`;
 
 /**
- * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL). Each
- * lexeme's IDF and name weight come with it (computed from its visible counts, which choosing the
- * searched lexemes already read), so a posting is read once and scored as it is read:
- * - `searched_terms`: the searched lexemes that some visible tool has, with IDF (times the word's
- *   weight in the request) and name weight (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
- * - `lexical_scores`: per tool its BM25F score, from one
- *   index-only range scan per lexeme with the security predicate on the posting itself
- *   (migrations 0006, 0015);
- * - `named_tools`: visible tools the query names exactly;
- * - `lexical_top`: those, then the best by score, `depth` in all, each carrying its score, so
- *   `combine` looks up in `lexical_scores` only the vector leg's tools that the lexical top left
- *   out. Joined back for every candidate, the planner sorted every scored tool (~29,000 of 90,000
- *   at 100,000 tools) to merge it with the ~200 it needed.
+ * `searched_terms` and `lexical_scores` (see lexicalLeg); with `only`, a query of tool ids, just
+ * those tools are scored: one posting probe per (lexeme, tool) on the primary key instead of
+ * every posting of the lexemes.
  */
-export function lexicalLeg(input: LexicalLegInput): SQL {
-  const { bm25, averageLength, depth } = input;
+export function lexicalScoring(input: Omit<LexicalLegInput, 'nameTokens' | 'depth'>, only?: SQL): SQL {
+  const { bm25, averageLength } = input;
   const filters = input.filter;
   const norm = (field: 'a' | 'b' | 'c' | 'd') =>
     `(${f8(1 - bm25.b)} + ${f8(bm25.b / Math.max(averageLength[field], 1))} * posting.len_${field})`;
@@ -66,12 +56,35 @@ export function lexicalLeg(input: LexicalLegInput): SQL {
         from searched_terms term
         join tool_terms posting on posting.lexeme = term.lexeme
         where ${postingVisibleTo(input.visibility, 'posting', input.scopeSets)}
+          ${only ? sql`and posting.tool_id in (${only})` : sql``}
           ${filters ? sql`and exists (select 1 from ${tools} where ${tools.id} = posting.tool_id and ${filters})` : sql``}
         -- Kept a subquery (not pulled up), so each posting's pooled tf is computed once.
         offset 0
       ) field
       group by field.tool_id
-    ),
+    )`;
+}
+
+/**
+ * Lexical leg, BM25F over the postings of the query's lexemes (tokenized by PostgreSQL). Each
+ * lexeme's IDF and name weight come with it (computed from its visible counts, which choosing the
+ * searched lexemes already read), so a posting is read once and scored as it is read:
+ * - `searched_terms`: the searched lexemes that some visible tool has, with IDF (times the word's
+ *   weight in the request) and name weight (0 for a namespace word: see NAMESPACE_MIN_TOOLS);
+ * - `lexical_scores`: per tool its BM25F score, from one
+ *   index-only range scan per lexeme with the security predicate on the posting itself
+ *   (migrations 0006, 0015);
+ * - `named_tools`: visible tools the query names exactly;
+ * - `lexical_top`: those, then the best by score, `depth` in all, each carrying its score. The
+ *   vector statement scores only the vector leg's tools that this top left out (lexicalScoring's
+ *   `only`): joined back for every candidate, the planner sorted every scored tool (~29,000 of
+ *   90,000 at 100,000 tools) to merge it with the ~200 it needed.
+ */
+export function lexicalLeg(input: LexicalLegInput): SQL {
+  const { depth } = input;
+  const filters = input.filter;
+  return sql`
+    ${lexicalScoring(input)},
     named_tools as (
       select ${tools.id} as tool_id from ${tools}
       where ${and(visibleTo(input.visibility), filters)} and lower(${tools.name}) = any(${param(input.nameTokens)}::text[])
