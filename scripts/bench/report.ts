@@ -156,7 +156,7 @@ export function markdownReport(report: BenchReport): string {
   const out: string[] = [];
   out.push(`# Benchmark ${report.label}`.trim(), '');
   out.push(`- command: \`${report.commandLine}\``);
-  out.push(`- started ${report.startedAt}, Node ${report.node}, ${report.cpus} CPUs, ${report.seconds} s per load run, loopback, ${report.catalog} catalog`);
+  out.push(`- started ${report.startedAt}, Node ${report.node}, ${report.cpus} CPUs, ${report.seconds} s per load run, loopback network, ${report.catalog} catalog`);
   out.push(`- services: ${report.servers.join('; ')}`);
   out.push(`- tool embeddings and new request texts: ${report.embedder}`);
   if (report.localModel) {
