@@ -60,30 +60,3 @@ export async function drive(options: { url: string; path: string; token: string;
     errors: result.errors + result.timeouts,
   };
 }
-
-/** Sum and count per stage of the discovery stage histogram, from a /metrics exposition. */
-export function stageTotals(exposition: string): Map<string, { sum: number; count: number }> {
-  const totals = new Map<string, { sum: number; count: number }>();
-  const line = /^tool_registry_discovery_stage_seconds_(sum|count)\{([^}]*)\} ([0-9.e+-]+)$/gm;
-  for (const match of exposition.matchAll(line)) {
-    const stage = /stage="([^"]+)"/.exec(match[2]!)?.[1];
-    if (!stage) continue;
-    const entry = totals.get(stage) ?? { sum: 0, count: 0 };
-    if (match[1] === 'sum') entry.sum += Number(match[3]);
-    else entry.count += Number(match[3]);
-    totals.set(stage, entry);
-  }
-  return totals;
-}
-
-/** Mean milliseconds per stage between two scrapes of /metrics. */
-export function stageSplit(before: string, after: string): Record<string, number> {
-  const a = stageTotals(before);
-  const split: Record<string, number> = {};
-  for (const [stage, b] of stageTotals(after)) {
-    const prior = a.get(stage) ?? { sum: 0, count: 0 };
-    const count = b.count - prior.count;
-    if (count > 0) split[stage] = round(((b.sum - prior.sum) / count) * 1000, 3);
-  }
-  return split;
-}

@@ -3,6 +3,28 @@ import type { LoadResult } from './load.js';
 /** The databases a leg runs on. */
 export type Driver = 'embedded' | 'socket' | 'postgres';
 
+/** One load run and, for discover, where its requests' time went (service metrics, ms). */
+export interface Scenario {
+  name: string;
+  concurrency: number;
+  result: LoadResult;
+  /** Mean ms per stage (delta sum / delta count between two scrapes of /metrics). */
+  stages?: Record<string, number>;
+  /** Approximate p50 ms per stage, interpolated inside the histogram's buckets. */
+  stageP50?: Record<string, number>;
+  /** Requests per search mode (hybrid, lexical, ...), from the `total` stage's count. */
+  searchModes?: Record<string, number>;
+}
+
+/** The discover load run right after registration, while the service was still storing vectors. */
+export interface DuringIndexing extends Scenario {
+  /** Tools still without a vector when the load started and when it ended (when the bench could tell). */
+  pendingAtStart?: number;
+  pendingAtEnd?: number;
+  /** How pending was counted. */
+  pendingFrom?: string;
+}
+
 export interface LegReport {
   driver: string;
   /** Which checkout served the leg ('before'/'after' with --baseline, else ''). */
@@ -11,7 +33,7 @@ export interface LegReport {
   serverPeakRssMiB: number;
   databasePeakRssMiB?: number;
   authorize: string;
-  scenarios: { name: string; concurrency: number; result: LoadResult; stages?: Record<string, number> }[];
+  scenarios: Scenario[];
 }
 
 /** Registration of the whole catalog with one server on one database, until every vector existed. */
@@ -24,7 +46,10 @@ export interface Registration {
   toolsPerSecond: number;
   indexingSeconds: number;
   indexedBy: string;
+  /** EMBEDDING_LOCAL_THREADS given to the service (--index-threads), or 'service default'; '-' when the loopback embedder indexed. */
+  indexThreads: string;
   serverPeakRssMiB: number;
+  duringIndexing?: DuringIndexing;
 }
 
 export interface SizeReport {
@@ -58,7 +83,26 @@ export interface BenchReport {
   sizes: SizeReport[];
 }
 
-const STAGES = ['auth', 'embedding', 'stats', 'retrieval', 'fusion', 'fetch', 'rendering', 'log', 'total'];
+/** The order stages are shown in when present; any other label the service reports goes before `total`. */
+const STAGE_ORDER = ['auth', 'cache', 'embedding', 'stats', 'lexical', 'vector', 'retrieval', 'fusion', 'fetch', 'rendering', 'log'];
+
+/** Every stage label that appears in these scenarios, in display order. */
+export function stageColumns(scenarios: Scenario[]): string[] {
+  const seen = new Set(scenarios.flatMap((s) => Object.keys(s.stages ?? {})));
+  const known = STAGE_ORDER.filter((st) => seen.has(st));
+  const other = [...seen].filter((st) => st !== 'total' && !STAGE_ORDER.includes(st));
+  return [...known, ...other, ...(seen.has('total') ? ['total'] : [])];
+}
+
+/** A stage cell: mean / approximate p50. */
+function stageCell(s: Scenario, stage: string): string {
+  const mean = s.stages?.[stage];
+  if (mean === undefined) return '-';
+  const p50 = s.stageP50?.[stage];
+  return p50 === undefined ? String(mean) : `${mean} / ~${p50}`;
+}
+
+const modesText = (s: Scenario) => Object.entries(s.searchModes ?? {}).map(([mode, n]) => `${mode} ${n}`).join(', ') || '-';
 
 /** One target of the issue (2 cores, 10,000 tools in the caller's tenant), checked per leg. */
 interface Target {
@@ -112,7 +156,7 @@ export function markdownReport(report: BenchReport): string {
   const out: string[] = [];
   out.push(`# Benchmark ${report.label}`.trim(), '');
   out.push(`- command: \`${report.commandLine}\``);
-  out.push(`- started ${report.startedAt}, Node ${report.node}, ${report.cpus} CPUs, ${report.seconds} s per load run, loopback, ${report.catalog} catalog`);
+  out.push(`- started ${report.startedAt}, Node ${report.node}, ${report.cpus} CPUs, ${report.seconds} s per load run, loopback network, ${report.catalog} catalog`);
   out.push(`- services: ${report.servers.join('; ')}`);
   out.push(`- tool embeddings and new request texts: ${report.embedder}`);
   if (report.localModel) {
@@ -126,11 +170,22 @@ export function markdownReport(report: BenchReport): string {
     for (const failure of size.failures) out.push(`- **FAILED** ${failure}`);
     if (size.failures.length > 0) out.push('');
     if (size.registrations.length > 0) {
-      out.push('| service | database | registration tools/s | registration s | every vector after s | how | failed | server peak RSS MiB |', '|---|---|---|---|---|---|---|---|');
+      out.push('| service | database | registration tools/s | registration s | every vector after s | encoder threads | how | failed | server peak RSS MiB |', '|---|---|---|---|---|---|---|---|---|');
       for (const r of size.registrations) {
-        out.push(`| ${r.server || '-'} | ${r.database} | ${r.toolsPerSecond} | ${r.seconds} | ${r.indexingSeconds} | ${r.indexedBy} | ${r.failed} | ${r.serverPeakRssMiB} |`);
+        out.push(`| ${r.server || '-'} | ${r.database} | ${r.toolsPerSecond} | ${r.seconds} | ${r.indexingSeconds} | ${r.indexThreads} | ${r.indexedBy} | ${r.failed} | ${r.serverPeakRssMiB} |`);
       }
       out.push('');
+      const during = size.registrations.filter((r) => r.duringIndexing);
+      if (during.length > 0) {
+        out.push('Discover during indexing (new requests, c=1, started right after the last registration; tools without a vector at its start and end):', '');
+        out.push('| service | database | requests | req/s | p50 ms | p99 ms | max ms | errors | search modes | pending start -> end |', '|---|---|---|---|---|---|---|---|---|---|');
+        for (const r of during) {
+          const d = r.duringIndexing!;
+          const pending = d.pendingAtStart === undefined ? '-' : `${d.pendingAtStart} -> ${d.pendingAtEnd ?? '?'} (${d.pendingFrom})`;
+          out.push(`| ${r.server || '-'} | ${r.database} | ${d.result.requests} | ${d.result.rps} | ${d.result.p50} | ${d.result.p99} | ${d.result.max} | ${d.result.non2xx + d.result.errors} | ${modesText(d)} | ${pending} |`);
+        }
+        out.push('');
+      }
     }
     out.push('| database | scenario | c | req/s | p50 ms | p95 ms | p99 ms | max ms | errors |', '|---|---|---|---|---|---|---|---|---|');
     for (const leg of size.legs) {
@@ -144,15 +199,18 @@ export function markdownReport(report: BenchReport): string {
     out.push('| database | start-up ms | server peak RSS MiB | database process peak RSS MiB | authorize probe |', '|---|---|---|---|---|');
     for (const leg of size.legs) out.push(`| ${leg.driver} | ${leg.startupMs} | ${leg.serverPeakRssMiB} | ${leg.databasePeakRssMiB ?? '-'} | ${leg.authorize} |`);
     out.push('');
-    out.push('Mean milliseconds per discovery stage (service metrics):', '');
-    out.push(`| database | scenario | c | ${STAGES.join(' | ')} |`, `|---|---|---|${STAGES.map(() => '---').join('|')}|`);
-    for (const leg of size.legs) {
-      for (const s of leg.scenarios) {
-        if (!s.stages) continue;
-        out.push(`| ${leg.driver} | ${s.name} | ${s.concurrency} | ${STAGES.map((st) => s.stages?.[st] ?? '-').join(' | ')} |`);
-      }
+    // Where the time goes: every leg's discover runs, and the runs during indexing.
+    const staged = [
+      ...size.registrations.filter((r) => r.duringIndexing?.stages).map((r) => ({ driver: `${r.server ? `${r.server}: ` : ''}${r.database}`, s: r.duringIndexing! as Scenario })),
+      ...size.legs.flatMap((leg) => leg.scenarios.filter((s) => s.stages).map((s) => ({ driver: leg.driver, s }))),
+    ];
+    const columns = stageColumns(staged.map((x) => x.s));
+    if (staged.length > 0) {
+      out.push('Milliseconds per discovery stage, mean / ~p50 (service metrics between two scrapes; p50 interpolated inside the histogram buckets, so approximate):', '');
+      out.push(`| database | scenario | c | ${columns.join(' | ')} | search modes |`, `|---|---|---|${columns.map(() => '---').join('|')}|---|`);
+      for (const { driver, s } of staged) out.push(`| ${driver} | ${s.name} | ${s.concurrency} | ${columns.map((st) => stageCell(s, st)).join(' | ')} | ${modesText(s)} |`);
+      out.push('');
     }
-    out.push('');
     const targets = targetRows(size, report.seconds);
     if (targets.length > 0) {
       out.push(`Targets (set for 10,000 tools on 2 cores${size.size === 10_000 ? '' : `; this size is ${size.size.toLocaleString('en')}`}):`, '');

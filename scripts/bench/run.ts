@@ -2,7 +2,8 @@
  * `npm run bench`: registers a deterministic catalog through the real HTTP API of the real server
  * (a child process), then drives /v1/discover and /v1/authorize with autocannon, on embedded
  * PGlite, PGlite over the wire and native PostgreSQL, optionally for a baseline checkout too, so
- * before and after come from one run on the same catalog and load. Loopback only, bounded in time.
+ * before and after come from one run on the same catalog and load. The service embeds with its
+ * real local encoder unless `--embedder loopback`. Loopback network only, bounded in time.
  * Options: see `npm run bench -- --help`.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,11 +19,12 @@ import { PlainBm25 } from '../../src/eval/plain-bm25.js';
 import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
-import { drive, type LoadResult, stageSplit } from './load.js';
+import { drive } from './load.js';
 import { databaseUrl, dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors, vacuumAnalyze, vectorIndexReady } from './postgres.js';
 import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
 import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
-import { type BenchReport, type Driver, markdownReport, type Registration, type SizeReport } from './report.js';
+import { type BenchReport, type Driver, type DuringIndexing, markdownReport, type Registration, type Scenario, type SizeReport } from './report.js';
+import { stageSplit } from './stages.js';
 
 /* eslint-disable no-console -- a script's output is its interface */
 
@@ -35,7 +37,10 @@ const program = new Command('bench')
   .option('--drivers <list>', 'embedded (PGlite in the server), socket (PGlite over the wire), postgres (native; DATABASE_URL or scripts/postgres.sh)', 'embedded,socket,postgres')
   .option('--server-dir <dir>', 'run the service of this checkout (default: this one)')
   .option('--baseline <dir>', 'also run every leg with the service of this checkout ("before"), same catalog and load')
-  .option('--embedder <kind>', 'loopback (hashing embedder over HTTP, fast bulk indexing) or local (the real in-process encoder)', 'loopback')
+  .option('--embedder <kind>', 'local (the real in-process encoder, for tool vectors and new requests: what a deployment measures) or loopback (a hashing embedder over HTTP: indexes in seconds and keeps the encoder out of the figures, for isolating the database)', 'local')
+  .option('--index-threads <n>', 'EMBEDDING_LOCAL_THREADS of the service: encoder threads for indexing with the local encoder (default: the service default)')
+  .option('--during-indexing', 'run a discover load (new requests, c=1, --seconds long) right after registration, while vectors are still being stored (default: on with the local encoder, off with loopback)')
+  .option('--no-during-indexing', 'skip the discover load during indexing')
   .option('--workers <n>', 'concurrent registration clients', '8')
   .option('--seed <n>', 'catalog seed', '42')
   .option('--socket-connections <n>', 'PGLiteSocketServer maxConnections, and the service pool size (DATABASE_POOL_SIZE)', '8')
@@ -57,6 +62,8 @@ const opts = program.opts<{
   serverDir?: string;
   baseline?: string;
   embedder: string;
+  indexThreads?: string;
+  duringIndexing?: boolean;
   workers: string;
   seed: string;
   socketConnections: string;
@@ -75,6 +82,9 @@ const drivers = list(opts.drivers) as Driver[];
 for (const d of drivers) if (!['embedded', 'socket', 'postgres'].includes(d)) throw new Error(`unknown driver ${d}`);
 if (!['real', 'synthetic'].includes(opts.catalog)) throw new Error(`unknown catalog ${opts.catalog}`);
 if (!['loopback', 'local'].includes(opts.embedder)) throw new Error(`unknown embedder ${opts.embedder}`);
+if (opts.indexThreads !== undefined && !/^[1-9]\d*$/.test(opts.indexThreads)) throw new Error(`--index-threads must be a positive integer, not ${opts.indexThreads}`);
+// Loopback indexes a catalog in seconds, so by default it measures as it always did: no load during indexing.
+const duringIndexing = opts.duringIndexing ?? opts.embedder === 'local';
 // Without DATABASE_URL the bench's own PostgreSQL (scripts/postgres.sh) is removed at exit, kept databases with it.
 if (opts.keepDatabase && !process.env.DATABASE_URL) throw new Error('--keep-database needs DATABASE_URL: the PostgreSQL the bench starts itself is removed when it exits');
 const real = opts.catalog === 'real';
@@ -187,13 +197,6 @@ async function request(url: string, init?: RequestInit): Promise<Response> {
 
 const scrape = async (base: string) => (await request(`${base}/metrics`)).text();
 
-interface Scenario {
-  name: string;
-  concurrency: number;
-  result: LoadResult;
-  stages?: Record<string, number>;
-}
-
 /** The load runs on one started service. */
 async function loadScenarios(base: string, caller: string, visibleTools: BenchTool[], streamBase: number): Promise<{ scenarios: Scenario[]; authorize: string }> {
   const scenarios: Scenario[] = [];
@@ -221,8 +224,8 @@ async function loadScenarios(base: string, caller: string, visibleTools: BenchTo
         body: (i) => discoverBody(kind === 'cached' ? repeated[i % REPEATED]! : catalog.request(seed + 2, offset + i)),
       });
       stream += 1_000_000;
-      const stages = stageSplit(before, await scrape(base));
-      scenarios.push({ name: `discover ${kind}`, concurrency: connections, result, stages });
+      const split = stageSplit(before, await scrape(base));
+      scenarios.push({ name: `discover ${kind}`, concurrency: connections, result, stages: split.mean, stageP50: split.p50, searchModes: split.modes });
       log(`discover ${kind} c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors})`);
     }
   }
@@ -256,6 +259,52 @@ async function loadScenarios(base: string, caller: string, visibleTools: BenchTo
     }
   }
   return { scenarios, authorize };
+}
+
+/**
+ * Tools still without a vector, service-wide: counted in PostgreSQL when the bench has its URL,
+ * else the service's own index backlog (GET /v1/catalog/index-status; unknown on a service without it).
+ */
+async function pendingVectors(base: string, publisher: string, pgUrl: string | undefined, model: string): Promise<{ n: number; from: string } | undefined> {
+  if (pgUrl) return { n: await toolsWithoutVectors(pgUrl, model), from: 'PostgreSQL count' };
+  const response = await request(`${base}/v1/catalog/index-status`, { headers: { authorization: `Bearer ${publisher}` } });
+  if (!response.ok) {
+    await response.arrayBuffer();
+    return undefined;
+  }
+  const body = (await response.json()) as { backlog?: number };
+  return typeof body.backlog === 'number' ? { n: body.backlog, from: 'index-status backlog' } : undefined;
+}
+
+/**
+ * New requests at c=1 for `seconds`, started right after registration while the indexer is still
+ * storing vectors: what a caller gets from a service that is busy indexing.
+ */
+async function discoverDuringIndexing(base: string, ctx: SizeContext, pgUrl: string | undefined, model: string, stream: number): Promise<DuringIndexing> {
+  const publisher = ctx.catalogs[0]!.token;
+  const atStart = await pendingVectors(base, publisher, pgUrl, model).catch(() => undefined);
+  const before = await scrape(base);
+  const result = await drive({
+    url: base,
+    path: '/v1/discover',
+    token: ctx.caller,
+    connections: 1,
+    seconds,
+    body: (i) => ({ query: catalog.request(seed + 2, stream + i), top_k: 3, format: 'openai' }),
+  });
+  const split = stageSplit(before, await scrape(base));
+  const atEnd = await pendingVectors(base, publisher, pgUrl, model).catch(() => undefined);
+  log(`discover during indexing c=1: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors}); tools without a vector ${atStart?.n ?? '?'} -> ${atEnd?.n ?? '?'}`);
+  return {
+    name: 'discover during indexing',
+    concurrency: 1,
+    result,
+    stages: split.mean,
+    stageP50: split.p50,
+    searchModes: split.modes,
+    ...(atStart ? { pendingAtStart: atStart.n, pendingFrom: atStart.from } : {}),
+    ...(atEnd ? { pendingAtEnd: atEnd.n } : {}),
+  };
 }
 
 /** The payload the product replaces: every schema the caller may use, sent each turn. */
@@ -326,7 +375,9 @@ function serviceEnvironment(port: number, embeddingUrl: string): Record<string, 
     PORT: String(port),
     HOST: '127.0.0.1',
     JWT_SECRET: secret,
-    ...(opts.embedder === 'local' ? { EMBEDDING_PROVIDER: 'local' } : { EMBEDDING_PROVIDER: 'openai', EMBEDDING_URL: embeddingUrl, EMBEDDING_MODEL: 'bench-hash-512' }),
+    ...(opts.embedder === 'local'
+      ? { EMBEDDING_PROVIDER: 'local', ...(opts.indexThreads ? { EMBEDDING_LOCAL_THREADS: opts.indexThreads } : {}) }
+      : { EMBEDDING_PROVIDER: 'openai', EMBEDDING_URL: embeddingUrl, EMBEDDING_MODEL: 'bench-hash-512' }),
     // One caller drives the load: per-principal rate limits would answer 429 within a second.
     RATE_LIMIT_DISCOVER_PER_MINUTE: '0',
     RATE_LIMIT_AUTHORIZE_PER_MINUTE: '0',
@@ -349,7 +400,7 @@ interface SizeContext {
  * counted by the loopback embedder, or read from PostgreSQL, or (local encoder on PGlite) until
  * the server's CPU goes idle.
  */
-async function populate(ctx: SizeContext, server: { label: string; root: string }, database: string, env: Record<string, string>, embedder: FakeEmbeddingServer, pgUrl?: string): Promise<Registration> {
+async function populate(ctx: SizeContext, server: { label: string; root: string }, database: string, env: Record<string, string>, embedder: FakeEmbeddingServer, stream: number, pgUrl?: string): Promise<Registration> {
   const { child } = await startService(env, profileArgs(`${ctx.size}-register-${server.label}-${database}`), server.root);
   embedder.embedded = 0;
   try {
@@ -360,8 +411,15 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
     log(`registered at ${registration.toolsPerSecond} tools/s; waiting for vectors`);
     // The service's model names: the local encoder's own, an OpenAI-compatible provider's prefixed.
     const model = opts.embedder === 'local' ? 'use-lite-512' : 'openai:bench-hash-512';
+    // Runs while the waits below poll, so the vector count is not held up by it.
+    const during = duringIndexing
+      ? discoverDuringIndexing(base, ctx, pgUrl, model, stream).catch((error: unknown) => {
+          log(`discover during indexing failed: ${(error as Error).message}`);
+          return undefined;
+        })
+      : undefined;
     let how: Registration['indexedBy'];
-    if (opts.embedder === 'loopback') {
+    if (opts.embedder === 'loopback' && !during) {
       await waitUntilDone(async () => ctx.expectedTexts - embedder.embedded, 60_000);
       how = 'loopback embedder count';
       // Texts the embedder answered are not vectors stored (at 100,000 tools the count was reached
@@ -374,9 +432,13 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
       await waitUntilDone(() => toolsWithoutVectors(pgUrl, model), 120_000);
       how = 'PostgreSQL: every active tool has a card vector';
     } else {
+      // The load keeps the CPU busy and (loopback) adds its request texts to the embedder's count:
+      // idle is only meaningful once it is over.
+      await during;
       await waitCpuIdle(child.pid);
       how = 'server CPU idle (approximate)';
     }
+    const duringResult = await during;
     // The last batch's vectors are written after the embedder answered.
     if (opts.embedder === 'loopback') await sleep(1_000);
     const indexingSeconds = round(registration.seconds + (performance.now() - waitStarted) / 1000, 1);
@@ -393,7 +455,17 @@ async function populate(ctx: SizeContext, server: { label: string; root: string 
       log(`server idle (vector index built) after ${round(registration.seconds + (performance.now() - waitStarted) / 1000, 1)} s from the first registration`);
     }
     if (!ctx.report.catalogBytes) Object.assign(ctx.report, catalogBaseline(ctx.visibleTools), await shortlistSample(base, ctx.caller));
-    return { server: server.label, database, ...registration, indexingSeconds, indexedBy: how, serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1) };
+    const indexThreads = opts.embedder === 'local' ? (opts.indexThreads ?? 'service default') : '-';
+    return {
+      server: server.label,
+      database,
+      ...registration,
+      indexingSeconds,
+      indexedBy: how,
+      indexThreads,
+      serverPeakRssMiB: round(memoryOf(child.pid).peakMiB, 1),
+      ...(duringResult ? { duringIndexing: duringResult } : {}),
+    };
   } catch (error) {
     throw new Error(`${(error as Error).message}; server exit ${child.process.exitCode}, end of its output:\n${child.output.slice(-1500)}`, { cause: error });
   } finally {
@@ -468,7 +540,7 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
   };
 
   // The same request streams for both checkouts of a driver, so before and after answer the same new requests.
-  const STREAMS = { embedded: 10_000_000, socket: 20_000_000, postgres: 30_000_000 };
+  const STREAMS = { embedded: 10_000_000, socket: 20_000_000, postgres: 30_000_000, indexing: 40_000_000 };
   const tagOf = (server: (typeof servers)[number]) => (server.label ? `${server.label}: ` : '');
   // A database family at a time, both checkouts back to back, the order alternating between
   // families: on this noisy machine whichever leg ran second was slower on stages neither change
@@ -480,7 +552,7 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
         await attempt(`${tag}PGlite`, async () => {
           const dataDir = mkdtempSync(join(tmpdir(), `tool-registry-bench-${size}-`));
           try {
-            report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder));
+            report.registrations.push(await populate(ctx, server, 'embedded PGlite', { ...env, DATA_DIR: dataDir }, embedder, STREAMS.indexing));
             if (drivers.includes('embedded')) await leg(ctx, server, `${tag}embedded PGlite`, { ...env, DATA_DIR: dataDir }, STREAMS.embedded);
             if (!drivers.includes('socket')) return;
             const socket = await startSocketDatabase(dataDir, Number(opts.socketConnections));
@@ -506,7 +578,7 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
           const url = await freshDatabase(pg, name);
           try {
             const pgEnv = { ...env, DATABASE_URL: url, ...(opts.poolSize ? { DATABASE_POOL_SIZE: opts.poolSize } : {}) };
-            report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, url));
+            report.registrations.push(await populate(ctx, server, 'native PostgreSQL', pgEnv, embedder, STREAMS.indexing, url));
             // The embedded legs get the same from the service's own table maintenance at start-up.
             await vacuumAnalyze(url);
             await leg(ctx, server, `${tag}native PostgreSQL`, pgEnv, STREAMS.postgres);
@@ -537,7 +609,7 @@ const report: BenchReport = {
   servers: servers.map((s) => `${s.label || 'service'}: ${s.root}`),
   embedder:
     opts.embedder === 'local'
-      ? 'the real local encoder (use-lite-512) in the service, for tool vectors and new request texts'
+      ? `the real local encoder (use-lite-512) in the service, for tool vectors and new request texts; indexing threads (EMBEDDING_LOCAL_THREADS): ${opts.indexThreads ?? 'service default'}`
       : 'loopback OpenAI-compatible hashing embedder (512-d) for tool vectors and new request texts; see localModel for the real encoder',
   sizes: [],
 };
