@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
-import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, staleTools, textHash, vectorsByText } from './repository.js';
+import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, staleTools, storedVectors, textHash, textKey } from './repository.js';
 import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
@@ -146,18 +146,20 @@ export class EmbeddingIndexer {
 
   /**
    * Brings one batch of stale tools after id `after` up to date; returns the last id it did, or
-   * undefined when none was left. Only texts without a current
-   * vector are embedded: a new learned alias or an edited example costs one text, not the tool's
-   * every text (learning must not let callers multiply the embedder's work).
+   * undefined when none was left. Only texts without a stored vector in the tool's tenant are
+   * embedded: a new learned alias or an edited example costs one text, not the tool's every text
+   * (learning must not let callers multiply the embedder's work), and a new version or another
+   * tool with an unchanged text reuses the vector already stored for it.
    */
   private async sweepBatch(after: number): Promise<number | undefined> {
     const { model } = this.embedder;
     const batch = await staleTools(this.db, model, this.options.batchSize, after);
     if (batch.length === 0) return undefined;
     const started = performance.now();
-    const known = await vectorsByText(this.db, batch.map((tool) => tool.id), model);
-    const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, hash: textHash(text) })));
-    const missing = [...new Set(texts.flatMap((tool, i) => tool.filter((t) => !known.get(batch[i]!.id)?.has(t.hash)).map((t) => t.text)))];
+    const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, tenantId: tool.tenantId, textHash: textHash(text) })));
+    const known = await storedVectors(this.db, model, texts.flat());
+    const stored = (t: { tenantId: string; textHash: string }) => known.get(textKey(t.tenantId, t.textHash));
+    const missing = [...new Set(texts.flat().filter((t) => !stored(t)).map((t) => t.text))];
     let computed: number[][] = [];
     try {
       if (missing.length > 0) computed = await this.embedder.embed(missing, { purpose: 'index', signal: this.stopping.signal });
@@ -168,7 +170,7 @@ export class EmbeddingIndexer {
     }
     const fresh = new Map(missing.map((text, i) => [text, computed[i]!]));
     for (const [i, tool] of batch.entries()) {
-      const vectors = texts[i]!.map(({ text, hash }) => ({ textHash: hash, vector: known.get(tool.id)?.get(hash) ?? fresh.get(text)! }));
+      const vectors = texts[i]!.map((t) => ({ textHash: t.textHash, vector: stored(t) ?? fresh.get(t.text)! }));
       await saveEmbeddings(this.db, tool.id, model, tool.stamp, vectors);
     }
     this.throughput.record(batch.length, missing.length, performance.now() - started);

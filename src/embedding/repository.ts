@@ -11,6 +11,7 @@ import { literal } from './vector-index.js';
 
 interface StaleTool extends EmbeddableCard {
   id: number;
+  tenantId: string;
   /** Identity of the embedded texts: content hash plus learned aliases. */
   stamp: string;
 }
@@ -25,9 +26,9 @@ const STAMP = sql.raw(`md5(t.content_hash || t.search_learned || ${literal(CARD_
  * 100,000 tools finding a batch of 64 took 0.4 s.
  */
 export async function staleTools(db: Db, model: string, limit: number, after = 0): Promise<StaleTool[]> {
-  const rows = await rowsOf<{ id: number | string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string }>(
+  const rows = await rowsOf<{ id: number | string; tenant_id: string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string }>(
     db.execute(sql`
-    select t.id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp
+    select t.id, t.tenant_id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp
     from ${tools} t
     left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
     where t.status = 'active' and t.id > ${after} and (e.tool_id is null or e.content_hash <> ${STAMP})
@@ -36,6 +37,7 @@ export async function staleTools(db: Db, model: string, limit: number, after = 0
   );
   return rows.map((r) => ({
     id: Number(r.id),
+    tenantId: r.tenant_id,
     name: r.name,
     summary: r.summary,
     description: r.description,
@@ -52,22 +54,38 @@ export function textHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 32);
 }
 
-/** The current vectors of some tools for `model`, by tool and text hash (vectors from before text hashes have none). */
-export async function vectorsByText(db: Db, toolIds: number[], model: string): Promise<Map<number, Map<string, number[]>>> {
-  const byTool = new Map<number, Map<string, number[]>>();
-  if (toolIds.length === 0) return byTool;
-  const rows = await rowsOf<{ tool_id: number | string; text_hash: string; embedding: string }>(
+/** One text a tenant needs a vector for, by its hash. */
+export interface WantedText {
+  tenantId: string;
+  textHash: string;
+}
+
+/** Key of a tenant's text in the map `storedVectors` returns. */
+export const textKey = (tenantId: string, hash: string): string => `${tenantId}\n${hash}`;
+
+/**
+ * Vectors of `model` already stored for some of these texts in the same tenant, by
+ * `textKey(tenant, hash)`: any tool's vector of the same text serves (a new version, another tool
+ * with the same alias, a tool published again under a new name), so an unchanged text is never
+ * encoded twice. Never across tenants: one tenant's texts stay invisible to another, even as a
+ * shorter indexing time. Vectors marked stale (`markStale`) have no text hash and never match.
+ * One lookup on tool_embeddings_text_idx per wanted text.
+ */
+export async function storedVectors(db: Db, model: string, wanted: WantedText[]): Promise<Map<string, number[]>> {
+  const found = new Map<string, number[]>();
+  const unique = [...new Map(wanted.map((w) => [textKey(w.tenantId, w.textHash), w])).values()];
+  if (unique.length === 0) return found;
+  const rows = await rowsOf<{ tenant_id: string; text_hash: string; embedding: string }>(
     db.execute(sql`
-      select tool_id, text_hash, embedding::text as embedding from tool_embeddings
-      where tool_id = any(${sql.param(toolIds)}::bigint[]) and model = ${model} and text_hash is not null`),
+      select w.tenant_id, w.text_hash, v.embedding
+      from unnest(${sql.param(unique.map((w) => w.tenantId))}::text[], ${sql.param(unique.map((w) => w.textHash))}::text[]) as w(tenant_id, text_hash)
+      cross join lateral (
+        select e.embedding::text as embedding from tool_embeddings e
+        where e.tenant_id = w.tenant_id and e.model = ${model} and e.text_hash = w.text_hash and e.text_hash is not null
+        limit 1) v`),
   );
-  for (const row of rows) {
-    const id = Number(row.tool_id);
-    const known = byTool.get(id) ?? new Map<string, number[]>();
-    known.set(row.text_hash, JSON.parse(row.embedding) as number[]);
-    byTool.set(id, known);
-  }
-  return byTool;
+  for (const row of rows) found.set(textKey(row.tenant_id, row.text_hash), JSON.parse(row.embedding) as number[]);
+  return found;
 }
 
 /** One vector to store, with the hash of the text it was computed from. */

@@ -36,6 +36,16 @@ describe('LocalEmbedder (worker threads)', () => {
     expect(order).toEqual(['query', 'index']);
   }, 60_000);
 
+  it('returns each index vector in its text\'s place when the texts are encoded in length order', async () => {
+    const texts = [LONG[0]!, 'close a ticket', 'list the open tickets of a customer, newest first', 'refund'];
+    const vectors = await embedder.embed(texts, { purpose: 'index' });
+    const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0) / (Math.hypot(...a) * Math.hypot(...b));
+    for (const [i, text] of texts.entries()) {
+      const [alone] = await embedder.embed([text], { purpose: 'query' });
+      expect(cosine(vectors[i]!, alone!)).toBeGreaterThan(0.999);
+    }
+  }, 60_000);
+
   it('encodes identical texts of one call once', async () => {
     const before = embedder.counters().encoded.index;
     const vectors = await embedder.embed(['list open tickets', 'list open tickets', 'close a ticket'], { purpose: 'index' });
