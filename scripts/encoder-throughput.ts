@@ -103,7 +103,8 @@ console.log(`${toolCount} real tools (seed ${values.seed}): ${sample.length} tex
 console.log(`${'setting'.padEnd(34)} ${'texts'.padStart(6)} ${'texts/s'.padStart(9)} ${'texts/cpu-s'.padStart(9)} ${'10k tools s'.padStart(10)}`);
 
 for (const threads of numbers(values.threads)) {
-  const lanes = Array.from({ length: threads }, () => new EncoderLane({ maxQueue: 10_000, nice: 0 }));
+  // batchTexts 1: each chunk measured is one model call, never merged with the next queued one.
+  const lanes = Array.from({ length: threads }, () => new EncoderLane({ maxQueue: 10_000, nice: 0, batchTexts: 1 }));
   await Promise.all(lanes.map((lane) => lane.start()));
   // One small warm-up pass: the first calls of a worker compile kernels.
   await measure(lanes, [sample.slice(0, 32)], { threads, chunk: 16, maxChars: 512, order: 'given' });

@@ -50,7 +50,7 @@ export class LocalEmbedder implements Embedder {
     const threads = Math.max(1, Math.min(settings.indexThreads, availableParallelism()));
     const queries = new EncoderLane({ maxQueue: settings.maxQueuedQueries, nice: 0, batchTexts: QUERY_BATCH });
     // The indexer sends one batch at a time: the queue only holds that batch's chunks.
-    const indexers = Array.from({ length: threads }, () => new EncoderLane({ maxQueue: 1_000, nice: settings.indexNice, batchTexts: INDEX_CHUNK }));
+    const indexers = Array.from({ length: threads }, () => new EncoderLane({ maxQueue: 1_000, nice: settings.indexNice, batchTexts: settings.indexChunk }));
     const embedder = new LocalEmbedder(queries, indexers, settings);
     try {
       await Promise.all([queries.start(), ...indexers.map((lane) => lane.start())]);
