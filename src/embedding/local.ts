@@ -19,7 +19,7 @@ export interface LocalEmbedderOptions {
 export const DEFAULT_LOCAL_EMBEDDER_OPTIONS: LocalEmbedderOptions = { indexThreads: 1, maxChars: 1024, maxQueuedQueries: 64, indexNice: 10, indexChunk: 16 };
 
 /** Query texts per model call when requests queue up (the call takes ~10 ms per text at eight). */
-const QUERY_BATCH = 8;
+export const QUERY_BATCH = 8;
 
 /** `text` cut to at most `max` characters, at the last word boundary when there is one. */
 export function boundText(text: string, max: number): string {

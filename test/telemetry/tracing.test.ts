@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { buildApp } from '../../src/app.js';
+import type { EmbedOptions } from '../../src/embedding/provider.js';
 import { startTracing, type Tracing } from '../../src/telemetry/sdk.js';
 import { call, testConfig, testDependencies } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
@@ -142,6 +143,50 @@ forEachDatabase((db) => {
       await call(app, 'GET', '/healthz');
       await call(app, 'GET', '/metrics');
       expect(spans().filter((span) => span.kind === SpanKind.SERVER)).toEqual([]);
+    });
+  });
+
+  /** Query texts wait until `ready()` says so (a slow encoder), tool texts never. */
+  class SlowQueryEmbedder extends HashingEmbedder {
+    ready: () => boolean = () => true;
+
+    override async embed(texts: string[], options?: EmbedOptions): Promise<number[][]> {
+      if (options?.purpose === 'query') await vi.waitFor(() => expect(this.ready()).toBe(true), { timeout: 10_000, interval: 5 });
+      return super.embed(texts);
+    }
+  }
+
+  describe('the lexical leg and the query embedding', () => {
+    const tenant = uniqueTenant('overlap');
+    const embedder = new SlowQueryEmbedder();
+    let app: FastifyInstance;
+    let agent: string;
+
+    beforeAll(async () => {
+      app = await buildApp({ ...testDependencies(testConfig({ EMBEDDING_TIMEOUT_MS: '30000' }), db.database), embedder });
+      await app.ready();
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: toolDocument() })).statusCode).toBe(201);
+      await app.indexer?.flush();
+      agent = await token({ tenant, scopes: [] });
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    beforeEach(() => exporter.reset());
+
+    const ms = (time: ReadableSpan['startTime']): number => time[0] * 1e3 + time[1] / 1e6;
+    // Span times come from two clocks, one of them whole milliseconds: compare within that.
+    const CLOCK_MS = 2;
+
+    it('overlap: the lexical leg is done before the query vector is there, and the vector leg waits for both', async () => {
+      embedder.ready = () => named('discover.lexical').length > 0;
+      expect((await call(app, 'POST', '/v1/discover', { token: agent, body: { query: 'refund a purchase that arrived broken' } })).statusCode).toBe(200);
+      const [embed, lexical, vector] = [named('discover.embed')[0]!, named('discover.lexical')[0]!, named('discover.vector')[0]!];
+      expect(ms(lexical.endTime)).toBeLessThan(ms(embed.endTime) + CLOCK_MS);
+      expect(ms(vector.startTime)).toBeGreaterThan(ms(embed.endTime) - CLOCK_MS);
     });
   });
 });
