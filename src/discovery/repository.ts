@@ -132,11 +132,7 @@ export async function lexicalCandidates(executor: Executor, request: LexicalRequ
  * The vector leg (retrieval-sql.ts) given the lexical leg's top: the union of each leg's top
  * `depth` with both legs' evidence for every candidate (the cosine of each lexical candidate, the
  * BM25F score of each vector candidate the lexical top left out).
- *
  * The vector leg is exact, or for large catalogs an HNSW iterative scan (see vector-index.ts).
- * An index scan that returns fewer vectors than asked has hit pgvector's scan bound before
- * finding enough the caller may see (a very selective filter): the exact search then runs, so
- * filtering can never hide an authorized tool.
  */
 export async function vectorCandidates(
   executor: Executor,
@@ -144,21 +140,33 @@ export async function vectorCandidates(
   lexical: LexicalRetrieval,
   vector: NonNullable<RetrievalRequest['vector']>,
 ): Promise<Retrieved> {
-  const run = (search: VectorSearch) => runStatement(executor, vectorStatement({ ...request, vector: { ...vector, search } }, lexical));
-  if (vector.search === 'index') {
-    // The session settings (src/db/client.ts) make this an iterative scan.
-    const viaIndex = await run('index');
-    if ((viaIndex.nearest ?? 0) >= nearestVectors(request.depth)) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
-    return { candidates: (await run('exact')).candidates, vectorSearch: 'index_fallback' };
-  }
-  return { candidates: (await run('exact')).candidates, vectorSearch: 'exact' };
+  return searchVectors(request.depth, vector.search, (search) => vectorStatement({ ...request, vector: { ...vector, search } }, lexical), executor);
 }
 
-/** Both legs one after the other (discovery overlaps the lexical one with embedding instead). */
+/**
+ * Both legs as one statement (`lexical_scores` read once, the vector leg's tools joined to it):
+ * discovery's choice once the query vector is there anyway, and a plain lexical search without one.
+ */
 export async function retrieveCandidates(executor: Executor, request: RetrievalRequest): Promise<Retrieved> {
-  const lexical = await lexicalCandidates(executor, request);
-  if (!request.vector) return { candidates: lexical.top, vectorSearch: undefined };
-  return vectorCandidates(executor, request, lexical, request.vector);
+  const terms = await searchedTerms(executor, request);
+  const { vector } = request;
+  if (!vector) return { candidates: (await runStatement(executor, lexicalStatement(request, terms))).candidates, vectorSearch: undefined };
+  return searchVectors(request.depth, vector.search, (search) => combinedStatement({ ...request, vector: { ...vector, search } }, terms), executor);
+}
+
+/**
+ * Runs the statement with the vector search asked for. An HNSW index scan that returns fewer
+ * vectors than asked has hit pgvector's scan bound before finding enough the caller may see (a
+ * very selective filter): the exact search then runs, so filtering can never hide an authorized tool.
+ */
+async function searchVectors(depth: number, search: VectorSearch, statement: (search: VectorSearch) => SQL, executor: Executor): Promise<Retrieved> {
+  if (search === 'index') {
+    // The session settings (src/db/client.ts) make this an iterative scan.
+    const viaIndex = await runStatement(executor, statement('index'));
+    if ((viaIndex.nearest ?? 0) >= nearestVectors(depth)) return { candidates: viaIndex.candidates, vectorSearch: 'index' };
+    return { candidates: (await runStatement(executor, statement('exact'))).candidates, vectorSearch: 'index_fallback' };
+  }
+  return { candidates: (await runStatement(executor, statement('exact'))).candidates, vectorSearch: 'exact' };
 }
 
 /** The lexical leg's fields of a request. */
@@ -179,6 +187,12 @@ function lexicalInput(request: LexicalRequest, terms: ReadonlyMap<string, Search
 /** The lexical statement: its top `depth`, each with the popularity prior. */
 export function lexicalStatement(request: LexicalRequest, terms: ReadonlyMap<string, SearchedTerm>): SQL {
   return sql`with ${lexicalLeg(lexicalInput(request, terms))} ${combine(undefined)}`;
+}
+
+/** Both legs in one statement: the lexical leg's CTEs, the vector leg's, and their union. */
+export function combinedStatement(request: RetrievalRequest & { vector: NonNullable<RetrievalRequest['vector']> }, terms: ReadonlyMap<string, SearchedTerm>): SQL {
+  const vector = vectorLeg({ visibility: request.visibility, filters: request.filters, ...request.vector, depth: request.depth });
+  return sql`with ${lexicalLeg(lexicalInput(request, terms))}, ${vector} ${combine(request.vector.search)}`;
 }
 
 /**

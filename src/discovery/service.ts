@@ -16,7 +16,7 @@ import { catalogRevision } from './catalog-revision.js';
 import { fuse, FUSION_PARAMS, type FusionParams, mergeRankings, type Ranking, type RankingMode } from './fusion.js';
 import type { DiscoveryLogEntry } from './log-repository.js';
 import { discoverInputProblems, type PreparedQuery, prepareQuery } from './query.js';
-import { lexicalCandidates, type LexicalRequest, shortlistRows, vectorCandidates, type VectorSearchOutcome } from './repository.js';
+import { lexicalCandidates, type LexicalRequest, retrieveCandidates, shortlistRows, vectorCandidates, type VectorSearchOutcome } from './repository.js';
 import type { DiscoveredTool, DiscoverInput, DiscoverResult } from './schemas.js';
 import { type CachedShortlist, ShortlistCache } from './shortlist-cache.js';
 
@@ -29,9 +29,9 @@ interface ComputeTimings {
   embedding: number;
   /** Catalog statistics for BM25 and token accounting (cached per tenant and scope set). */
   stats: number;
-  /** The lexical leg (BM25F), its own statement, run while the query is embedded. */
-  lexical: number;
-  /** The vector leg once both the query vector and the lexical top are there (0 without a vector). */
+  /** The lexical leg (BM25F), its own statement, run while the query is embedded (absent when it ran with the vector leg). */
+  lexical?: number;
+  /** The vector leg once the query vector (and the lexical top, if run apart) is there; both legs when run as one statement; 0 without a vector. */
   vector: number;
   /** From the statistics to every candidate: the lexical leg, any wait for the embedding, the vector leg. */
   retrieval: number;
@@ -179,7 +179,11 @@ export class DiscoveryService {
     const parts = [query, ...query.steps];
     const embeddings = this.embeddings;
     const filters = input.filters ?? {};
-    // Every part is embedded while the lexical legs run: neither needs the other.
+    // Every part is embedded while the lexical legs run: neither needs the other. Unless queries
+    // already wait for the in-process encoder: it is then the bottleneck, and statements run
+    // meanwhile take CPU from it on a shared machine; both legs then run as one statement once
+    // the vector is there (native PostgreSQL, real encoder, 10,000 tools, c=32: see benchmarks.md).
+    const encoderBusy = embeddings !== undefined && requested !== 'lexical' && embeddings.queued > 0;
     const embedding = timed(
       embeddings && requested !== 'lexical'
         ? inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
@@ -198,17 +202,19 @@ export class DiscoveryService {
         bm25: BM25_PARAMS,
         depth: CANDIDATE_DEPTH,
       }));
-      const lexical = await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
+      const lexical = encoderBusy ? undefined : await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
       return { stats, counted, requests, lexical };
     })();
     const [{ value: vectors, ms: embeddingMs }, { stats, counted, requests, lexical }] = await Promise.all([embedding, lexicalSide]);
     const searchMode: RankingMode = vectors[0] ? requested : 'lexical';
     const legsDone = performance.now();
     const retrievals = await Promise.all(parts.map((_, i) => {
-      const vector = searchMode === 'lexical' ? undefined : vectors[i];
-      if (!vector || !embeddings) return { candidates: lexical.value[i]!.top, vectorSearch: undefined };
-      const search = stats.visible >= this.vectorIndexMinTools ? 'index' : 'exact';
-      return inSpan('discover.vector', () => vectorCandidates(this.reads, requests[i]!, lexical.value[i]!, { model: embeddings.model, values: vector, search }));
+      const values = searchMode === 'lexical' ? undefined : vectors[i];
+      const request = requests[i]!;
+      const early = lexical?.value[i];
+      const vector = values && embeddings ? { model: embeddings.model, values, search: stats.visible >= this.vectorIndexMinTools ? ('index' as const) : ('exact' as const) } : undefined;
+      if (!vector) return early ? { candidates: early.top, vectorSearch: undefined } : inSpan('discover.lexical', () => retrieveCandidates(this.reads, request));
+      return inSpan('discover.vector', () => (early ? vectorCandidates(this.reads, request, early, vector) : retrieveCandidates(this.reads, { ...request, vector })));
     }));
     const retrieved = performance.now();
     const vectorSearch: VectorSearchOutcome | undefined = retrievals.find((r) => r.vectorSearch)?.vectorSearch;
@@ -241,7 +247,7 @@ export class DiscoveryService {
       timings: {
         embedding: embeddingMs,
         stats: counted - started,
-        lexical: lexical.ms,
+        lexical: lexical?.ms,
         vector: retrieved - legsDone,
         retrieval: retrieved - counted,
         fusion: fused - retrieved,

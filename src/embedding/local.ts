@@ -18,8 +18,13 @@ export interface LocalEmbedderOptions {
 
 export const DEFAULT_LOCAL_EMBEDDER_OPTIONS: LocalEmbedderOptions = { indexThreads: 1, maxChars: 1024, maxQueuedQueries: 64, indexNice: 10, indexChunk: 16 };
 
-/** Query texts per model call when requests queue up (the call takes ~10 ms per text at eight). */
-export const QUERY_BATCH = 8;
+/**
+ * Query texts per model call. Batching queued queries (8 per call) encodes ~15 % more of them per
+ * second alone, but on a machine it shares with the database it released bursts of statements that
+ * took the encoder's CPU: 10,000 tools, native PostgreSQL, c=32, 19.4 against 24 req/s (see
+ * benchmarks.md, 2026-12-06). So one query per call.
+ */
+export const QUERY_BATCH = 1;
 
 /** `text` cut to at most `max` characters, at the last word boundary when there is one. */
 export function boundText(text: string, max: number): string {

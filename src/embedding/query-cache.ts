@@ -31,6 +31,11 @@ export class QueryEmbeddings {
     return this.embedder.model;
   }
 
+  /** Queries waiting for an in-process encoder (0 for a remote one, or when it is free). */
+  get queued(): number {
+    return this.embedder.counters?.().queued.query ?? 0;
+  }
+
   /** The query's vector for a tenant, or undefined when the embedder failed or ran out of time. */
   async embed(tenant: string, query: string): Promise<number[] | undefined> {
     const key = JSON.stringify([tenant, query]);

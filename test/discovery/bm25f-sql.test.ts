@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type Executor, rowsOf } from '../../src/db/client.js';
 import { withoutQuotedValues } from '../../src/discovery/query.js';
-import { catalogStats, retrieveCandidates } from '../../src/discovery/repository.js';
+import { catalogStats, lexicalCandidates, retrieveCandidates, vectorCandidates } from '../../src/discovery/repository.js';
 import { BM25_PARAMS, bm25fScores, commonTermPostings, type FieldVector, idf, isNamespace, type Posting, QUOTED_WORD_WEIGHT } from '../../src/tools/lexical/bm25f.js';
 import { searchedTerms } from '../../src/tools/lexical/searched-terms.js';
 import { ToolService } from '../../src/tools/service.js';
@@ -155,26 +155,33 @@ forEachDatabase((db) => {
         // Named: the matching tool with the lowest score, which the lexical top 2 leaves out.
         const weakest = [...expected].sort((a, b) => a[1] - b[1])[0]?.[0];
         const named = names.filter((t) => Number(t.id) === weakest).map((t) => t.name.toLowerCase());
-        const { candidates } = await retrieveCandidates(executor, {
+        const request = {
           visibility: { tenantId: tenant, scopes: [], includeRetired: false },
           filters: {},
           text: query,
           nameTokens: named,
           stats,
           bm25: BM25_PARAMS,
-          vector: { model, values: Array.from({ length: 8 }, (_, i) => Math.cos(i + query.length)), search: 'exact' },
+          vector: { model, values: Array.from({ length: 8 }, (_, i) => Math.cos(i + query.length)), search: 'exact' as const },
           depth: 2,
-        });
+        };
         const lexicalTop = [...expected].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 2).map(([id]) => id);
-        for (const candidate of candidates) {
-          const reference = expected.get(candidate.toolId);
-          if (reference === undefined) expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeNull();
-          else expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeCloseTo(reference, 9);
-          if (reference !== undefined && !lexicalTop.includes(candidate.toolId)) probed += 1;
+        // Both ways discovery runs the legs: one statement, and the lexical statement then the vector one (point probes).
+        const together = (await retrieveCandidates(executor, request)).candidates;
+        const apart = (await vectorCandidates(executor, request, await lexicalCandidates(executor, request), request.vector)).candidates;
+        const byId = (list: typeof together) => [...list].sort((a, b) => a.toolId - b.toolId);
+        expect(byId(apart).map((c) => c.toolId), query).toEqual(byId(together).map((c) => c.toolId));
+        for (const candidates of [together, apart]) {
+          for (const candidate of candidates) {
+            const reference = expected.get(candidate.toolId);
+            if (reference === undefined) expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeNull();
+            else expect(candidate.lexical, `${query}: tool ${candidate.toolId}`).toBeCloseTo(reference, 9);
+            if (reference !== undefined && !lexicalTop.includes(candidate.toolId)) probed += 1;
+          }
+          if (weakest !== undefined) expect(candidates.find((c) => c.exact)?.toolId, query).toBe(weakest);
         }
-        if (weakest !== undefined) expect(candidates.find((c) => c.exact)?.toolId, query).toBe(weakest);
       }
-      expect(probed).toBeGreaterThan(3);
+      expect(probed).toBeGreaterThan(6);
     });
 
     it('leaves out the words the reference leaves out, counting each word once per catalog revision', async () => {

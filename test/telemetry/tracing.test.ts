@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { buildApp } from '../../src/app.js';
-import type { EmbedOptions } from '../../src/embedding/provider.js';
+import type { EmbedOptions, EncoderCounters } from '../../src/embedding/provider.js';
 import { startTracing, type Tracing } from '../../src/telemetry/sdk.js';
 import { call, testConfig, testDependencies } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
@@ -146,13 +146,21 @@ forEachDatabase((db) => {
     });
   });
 
-  /** Query texts wait until `ready()` says so (a slow encoder), tool texts never. */
+  /**
+   * An in-process encoder as discovery sees it: query texts wait until `ready()` says so, tool
+   * texts never; `busy` reports queries already queued (what LocalEmbedder's counters say under load).
+   */
   class SlowQueryEmbedder extends HashingEmbedder {
+    busy = false;
     ready: () => boolean = () => true;
 
     override async embed(texts: string[], options?: EmbedOptions): Promise<number[][]> {
       if (options?.purpose === 'query') await vi.waitFor(() => expect(this.ready()).toBe(true), { timeout: 10_000, interval: 5 });
       return super.embed(texts);
+    }
+
+    counters(): EncoderCounters {
+      return { encoded: { query: 0, index: 0 }, queued: { query: this.busy ? 1 : 0, index: 0 } };
     }
   }
 
@@ -181,12 +189,26 @@ forEachDatabase((db) => {
     // Span times come from two clocks, one of them whole milliseconds: compare within that.
     const CLOCK_MS = 2;
 
-    it('overlap: the lexical leg is done before the query vector is there, and the vector leg waits for both', async () => {
+    it('overlap while the encoder is free: the lexical leg is done before the query vector is there, and the vector leg waits for both', async () => {
+      embedder.busy = false;
       embedder.ready = () => named('discover.lexical').length > 0;
       expect((await call(app, 'POST', '/v1/discover', { token: agent, body: { query: 'refund a purchase that arrived broken' } })).statusCode).toBe(200);
       const [embed, lexical, vector] = [named('discover.embed')[0]!, named('discover.lexical')[0]!, named('discover.vector')[0]!];
       expect(ms(lexical.endTime)).toBeLessThan(ms(embed.endTime) + CLOCK_MS);
       expect(ms(vector.startTime)).toBeGreaterThan(ms(embed.endTime) - CLOCK_MS);
+    });
+
+    it('one statement once the vector is there while queries queue for the encoder', async () => {
+      embedder.busy = true;
+      // Slow enough that a lexical leg started alongside would begin well before the vector is there.
+      const asked = Date.now();
+      embedder.ready = () => Date.now() - asked > 150;
+      expect((await call(app, 'POST', '/v1/discover', { token: agent, body: { query: 'money back for a damaged parcel' } })).statusCode).toBe(200);
+      expect(named('discover.lexical')).toEqual([]);
+      const [embed, vector] = [named('discover.embed')[0]!, named('discover.vector')[0]!];
+      expect(ms(vector.startTime)).toBeGreaterThan(ms(embed.endTime) - CLOCK_MS);
+      const statements = spans().filter((span) => span.kind === SpanKind.CLIENT && parentOf(span) === vector.spanContext().spanId);
+      expect(statements.some((span) => String(span.attributes['db.query.text']).includes('named_tools'))).toBe(true);
     });
   });
 });
