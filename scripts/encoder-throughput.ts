@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 
 import { cardEmbeddingTexts } from '../src/embedding/embedding-texts.js';
 import { EncoderLane } from '../src/embedding/encoder-lane.js';
-import { boundText, LocalEmbedder, QUERY_BATCH } from '../src/embedding/local.js';
+import { boundText, LocalEmbedder } from '../src/embedding/local.js';
 import { searchTexts } from '../src/tools/lexical/search-text.js';
 import { ToolValidator } from '../src/tools/validation.js';
 import { generateRealTools, realRequestText } from './bench/real-catalog.js';
@@ -145,14 +145,14 @@ async function measureIndexing(): Promise<void> {
 
 /**
  * New requests: the bench's 15-30 word request texts through one query lane for 5 s per setting,
- * one model call per text and with the service's batching of queued queries (QUERY_BATCH), by 1
+ * one model call per text (the service's QUERY_BATCH) and with up to 8 queued queries per call, by 1
  * and by 32 concurrent callers.
  */
 async function measureQueries(): Promise<void> {
   const texts = Array.from({ length: 10_000 }, (_, i) => realRequestText(Number(values.seed), i));
   console.log(`${'query lane'.padEnd(34)} ${'callers'.padStart(7)} ${'queries/s'.padStart(9)} ${'p50 ms'.padStart(7)}`);
   let next = 0;
-  for (const batchTexts of [1, QUERY_BATCH]) {
+  for (const batchTexts of [1, 8]) {
     const lane = new EncoderLane({ maxQueue: 10_000, nice: 0, batchTexts });
     await lane.start();
     for (let i = 0; i < 10; i++) await lane.run([texts[next++ % texts.length]!]);

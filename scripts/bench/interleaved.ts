@@ -15,9 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { SignJWT } from 'jose';
-
-import { drive } from './load.js';
+import { benchToken, drive } from './load.js';
 import { type Child, freePort, startService } from './processes.js';
 import { realCallerScopes, realRequestText } from './real-catalog.js';
 import { stageSplit } from './stages.js';
@@ -39,12 +37,7 @@ const seconds = Number(values.seconds);
 const concurrencies = values.concurrency.split(',').map(Number);
 const secret = randomBytes(32).toString('base64url');
 // The bench's caller: its first tenant, the real catalog's scopes.
-const token = await new SignJWT({ tenant_id: 'bench-t00', scope: realCallerScopes().join(' ') })
-  .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-  .setSubject('interleaved')
-  .setIssuedAt()
-  .setExpirationTime('6h')
-  .sign(new TextEncoder().encode(secret));
+const token = await benchToken(secret, 'interleaved', 'bench-t00', realCallerScopes());
 
 interface Service {
   label: string;

@@ -1,4 +1,15 @@
 import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
+
+/** A bearer token the service (JWT_SECRET = `secret`) accepts for `tenant` with `scopes`, valid 6 h. */
+export function benchToken(secret: string, subject: string, tenant: string, scopes: readonly string[]): Promise<string> {
+  return new SignJWT({ tenant_id: tenant, scope: scopes.join(' ') })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(subject)
+    .setIssuedAt()
+    .setExpirationTime('6h')
+    .sign(new TextEncoder().encode(secret));
+}
 
 /** What one fixed-duration run measured. */
 export interface LoadResult {

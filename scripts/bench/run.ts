@@ -13,13 +13,12 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { Command } from 'commander';
-import { SignJWT } from 'jose';
 
 import { PlainBm25 } from '../../src/eval/plain-bm25.js';
 import { renderTool } from '../../src/tools/formats.js';
 import { type BenchTool, callerScopes, generateTools, requestText, validArguments, visible } from './catalog.js';
 import { FakeEmbeddingServer } from './fake-embedder.js';
-import { drive } from './load.js';
+import { benchToken, drive } from './load.js';
 import { databaseUrl, dropDatabase, freshDatabase, type PostgresServer, startPostgres, toolsWithoutVectors, vacuumAnalyze, vectorIndexReady } from './postgres.js';
 import { type Child, cpuSecondsOf, freePort, memoryOf, startService, startSocketDatabase } from './processes.js';
 import { generateRealTools, realCallerScopes, realRequestText, realValidArguments, smallTenantSize } from './real-catalog.js';
@@ -111,14 +110,7 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 const tenantId = (i: number) => `bench-t${String(i).padStart(2, '0')}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function mint(tenant: string, scopes: string[]): Promise<string> {
-  return new SignJWT({ tenant_id: tenant, scope: scopes.join(' ') })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject('bench')
-    .setIssuedAt()
-    .setExpirationTime('6h')
-    .sign(new TextEncoder().encode(secret));
-}
+const mint = (tenant: string, scopes: string[]): Promise<string> => benchToken(secret, 'bench', tenant, scopes);
 
 interface Catalog {
   tenant: string;

@@ -140,7 +140,7 @@ export async function vectorCandidates(
   lexical: LexicalRetrieval,
   vector: NonNullable<RetrievalRequest['vector']>,
 ): Promise<Retrieved> {
-  return searchVectors(request.depth, vector.search, (search) => vectorStatement({ ...request, vector: { ...vector, search } }, lexical), executor);
+  return searchVectors(executor, request.depth, vector.search, (search) => vectorStatement({ ...request, vector: { ...vector, search } }, lexical));
 }
 
 /**
@@ -151,7 +151,7 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
   const terms = await searchedTerms(executor, request);
   const { vector } = request;
   if (!vector) return { candidates: (await runStatement(executor, lexicalStatement(request, terms))).candidates, vectorSearch: undefined };
-  return searchVectors(request.depth, vector.search, (search) => combinedStatement({ ...request, vector: { ...vector, search } }, terms), executor);
+  return searchVectors(executor, request.depth, vector.search, (search) => combinedStatement({ ...request, vector: { ...vector, search } }, terms));
 }
 
 /**
@@ -159,7 +159,7 @@ export async function retrieveCandidates(executor: Executor, request: RetrievalR
  * vectors than asked has hit pgvector's scan bound before finding enough the caller may see (a
  * very selective filter): the exact search then runs, so filtering can never hide an authorized tool.
  */
-async function searchVectors(depth: number, search: VectorSearch, statement: (search: VectorSearch) => SQL, executor: Executor): Promise<Retrieved> {
+async function searchVectors(executor: Executor, depth: number, search: VectorSearch, statement: (search: VectorSearch) => SQL): Promise<Retrieved> {
   if (search === 'index') {
     // The session settings (src/db/client.ts) make this an iterative scan.
     const viaIndex = await runStatement(executor, statement('index'));

@@ -24,7 +24,7 @@ export const DEFAULT_LOCAL_EMBEDDER_OPTIONS: LocalEmbedderOptions = { indexThrea
  * took the encoder's CPU: 10,000 tools, native PostgreSQL, c=32, 19.4 against 24 req/s (see
  * benchmarks.md, 2026-12-06). So one query per call.
  */
-export const QUERY_BATCH = 1;
+const QUERY_BATCH = 1;
 
 /** `text` cut to at most `max` characters, at the last word boundary when there is one. */
 export function boundText(text: string, max: number): string {
