@@ -52,7 +52,13 @@ export const SearchedQuery = Type.Object(
 );
 export type SearchedQuery = Static<typeof SearchedQuery>;
 
-const NAME_TOKEN = /[A-Za-z][A-Za-z0-9_.-]{0,63}/g;
+// A tool name is a whole word of the request: a run between spaces, commas, semicolons or an opening
+// parenthesis ("get_weather(city='Paris')"), with quotes, brackets and closing punctuation trimmed.
+// A piece of a longer value is an argument, not a name: "sha256" in the hash "sha256:9f2c…" or
+// "search_orders" in a URL path named tools that way once and won outright (score 1).
+const NAME_RUN = /[^\s,;(]+/g;
+const NAME_TOKEN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+const NAME_TRIM = /^["'“‘`[{<]+|["'”’`)\]}>.:!?-]+$/g;
 // Only identifier-shaped tokens (search_orders, getWeather, s3.put) count as naming a tool: a plain
 // word such as "calculator" is too often just a word (measured: matching those hurt MRR).
 const IDENTIFIER_SHAPE = /[_.\-\d]|[a-z][A-Z]/;
@@ -165,8 +171,8 @@ function prepareText(query: string, limit: number): PreparedQuery {
   const nfc = query.normalize('NFC');
   const total = normalize(nfc).length;
   const { text, part } = boundedPart(nfc, limit);
-  const tokens = (text.match(NAME_TOKEN) ?? []).map((t) => t.replace(/[.-]+$/, ''));
-  const nameTokens = [...new Set(tokens.filter((t) => IDENTIFIER_SHAPE.test(t)).map((t) => t.toLowerCase()))];
+  const tokens = (text.match(NAME_RUN) ?? []).map((run) => run.replace(NAME_TRIM, ''));
+  const nameTokens = [...new Set(tokens.filter((t) => NAME_TOKEN.test(t) && IDENTIFIER_SHAPE.test(t)).map((t) => t.toLowerCase()))];
   const intentText = withoutQuotedValues(text);
   return {
     text,

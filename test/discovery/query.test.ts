@@ -16,6 +16,13 @@ describe('prepareQuery', () => {
     expect(prepareQuery('run getWeather').nameTokens).toEqual(['getweather']);
   });
 
+  it('takes a tool name only as a whole word, not as a piece of a longer value', () => {
+    expect(prepareQuery('check hash "sha256:9f2c1e" of run-42').nameTokens).toEqual(['run-42']);
+    expect(prepareQuery('open https://example.com/api/search_orders please').nameTokens).toEqual([]);
+    expect(prepareQuery("call get_weather(city='Paris'), then `s3.put` and (list_tags).").nameTokens).toEqual(['get_weather', 's3.put', 'list_tags']);
+    expect(prepareQuery('tools: search_orders,get_weather;list_tags').nameTokens).toEqual(['search_orders', 'get_weather', 'list_tags']);
+  });
+
   it('searches a short request whole and says so', () => {
     expect(prepareQuery('refund invoice 1024').searched).toEqual({ bounded: false, part: 'whole', chars: 19, total_chars: 19 });
   });
