@@ -179,11 +179,14 @@ export class DiscoveryService {
     const parts = [query, ...query.steps];
     const embeddings = this.embeddings;
     const filters = input.filters ?? {};
-    // Every part is embedded while the lexical legs run: neither needs the other. Unless queries
-    // already wait for the in-process encoder: it is then the bottleneck, and statements run
-    // meanwhile take CPU from it on a shared machine; both legs then run as one statement once
-    // the vector is there (native PostgreSQL, real encoder, 10,000 tools, c=32: see benchmarks.md).
-    const encoderBusy = embeddings !== undefined && requested !== 'lexical' && embeddings.queued > 0;
+    // Every part is embedded while the lexical legs run: neither needs the other. Unless there is
+    // nothing to overlap: every part's vector is cached (a request seen before, the shortlist
+    // recomputed after a catalog change), and one statement costs less than two in a row. Or
+    // queries already wait for the in-process encoder: it is then the bottleneck, and statements
+    // run meanwhile take CPU from it on a shared machine. Both legs then run as one statement once
+    // the vector is there (native PostgreSQL, 10,000 and 100,000 tools: see benchmarks.md).
+    const oneStatement =
+      embeddings !== undefined && requested !== 'lexical' && (embeddings.queued > 0 || parts.every((part) => embeddings.has(principal.tenant, part.intentText)));
     const embedding = timed(
       embeddings && requested !== 'lexical'
         ? inSpan('discover.embed', () => Promise.all(parts.map((part) => embeddings.embed(principal.tenant, part.intentText))))
@@ -202,7 +205,7 @@ export class DiscoveryService {
         bm25: BM25_PARAMS,
         depth: CANDIDATE_DEPTH,
       }));
-      const lexical = encoderBusy ? undefined : await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
+      const lexical = oneStatement ? undefined : await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
       return { stats, counted, requests, lexical };
     })();
     const [{ value: vectors, ms: embeddingMs }, { stats, counted, requests, lexical }] = await Promise.all([embedding, lexicalSide]);

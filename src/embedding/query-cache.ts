@@ -36,6 +36,11 @@ export class QueryEmbeddings {
     return this.embedder.counters?.().queued.query ?? 0;
   }
 
+  /** Whether the tenant's query vector is cached: `embed` will answer it at once. */
+  has(tenant: string, query: string): boolean {
+    return this.cache.has(JSON.stringify([tenant, query]));
+  }
+
   /** The query's vector for a tenant, or undefined when the embedder failed or ran out of time. */
   async embed(tenant: string, query: string): Promise<number[] | undefined> {
     const key = JSON.stringify([tenant, query]);

@@ -210,5 +210,20 @@ forEachDatabase((db) => {
       const statements = spans().filter((span) => span.kind === SpanKind.CLIENT && parentOf(span) === vector.spanContext().spanId);
       expect(statements.some((span) => String(span.attributes['db.query.text']).includes('named_tools'))).toBe(true);
     });
+
+    it('one statement when the request\'s vector is cached: nothing to overlap when a shortlist is recomputed for a request seen before', async () => {
+      embedder.busy = false;
+      embedder.ready = () => true;
+      const query = 'send back an item I no longer need';
+      expect((await call(app, 'POST', '/v1/discover', { token: agent, body: { query } })).statusCode).toBe(200);
+      expect(named('discover.lexical')).toHaveLength(1);
+      exporter.reset();
+      // Another top_k misses the shortlist cache; the query vector is cached.
+      expect((await call(app, 'POST', '/v1/discover', { token: agent, body: { query, top_k: 2 } })).statusCode).toBe(200);
+      expect(named('discover.lexical')).toEqual([]);
+      const vector = named('discover.vector')[0]!;
+      const statements = spans().filter((span) => span.kind === SpanKind.CLIENT && parentOf(span) === vector.spanContext().spanId);
+      expect(statements.some((span) => String(span.attributes['db.query.text']).includes('named_tools'))).toBe(true);
+    });
   });
 });
