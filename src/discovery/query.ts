@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { ErrorDetail } from '../errors.js';
 import { type Format, strictOptionProblem } from '../tools/formats.js';
 import { expandIdentifiers } from '../tools/lexical/search-text.js';
+import { TOOL_NAME_PATTERN } from '../tools/model.js';
 import { textProblems } from '../tools/validation.js';
 
 /** Which part of a long request the search used. */
@@ -52,13 +53,16 @@ export const SearchedQuery = Type.Object(
 );
 export type SearchedQuery = Static<typeof SearchedQuery>;
 
-// A tool name is a whole word of the request: a run between spaces, commas, semicolons or an opening
-// parenthesis ("get_weather(city='Paris')"), with quotes, brackets and closing punctuation trimmed.
+// A tool name is a whole word of the request: a run between spaces, commas, semicolons, pipes, an
+// opening parenthesis ("get_weather(city='Paris')") or CJK text and punctuation, with quotes,
+// brackets, Markdown emphasis, closing punctuation and a possessive ("get_weather's") trimmed.
 // A piece of a longer value is an argument, not a name: "sha256" in the hash "sha256:9f2c…" or
 // "search_orders" in a URL path named tools that way once and won outright (score 1).
-const NAME_RUN = /[^\s,;(]+/g;
-const NAME_TOKEN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
-const NAME_TRIM = /^["'“‘`[{<]+|["'”’`)\]}>.:!?-]+$/g;
+const NAME_RUN = /[^\s,;(|，、。；：（）「」『』【】\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+const NAME_TOKEN = new RegExp(TOOL_NAME_PATTERN);
+const NAME_TRIM = /^["'“‘„«`[{<*_]+|(?:['’]s)?["'”’“‘»`)\]}>.:!?…*-]*$/g;
+// A name is at most 64 characters: a longer run is a value, and trimming it costs more than it is worth.
+const NAME_RUN_CHARS = 100;
 // Only identifier-shaped tokens (search_orders, getWeather, s3.put) count as naming a tool: a plain
 // word such as "calculator" is too often just a word (measured: matching those hurt MRR).
 const IDENTIFIER_SHAPE = /[_.\-\d]|[a-z][A-Z]/;
@@ -171,7 +175,7 @@ function prepareText(query: string, limit: number): PreparedQuery {
   const nfc = query.normalize('NFC');
   const total = normalize(nfc).length;
   const { text, part } = boundedPart(nfc, limit);
-  const tokens = (text.match(NAME_RUN) ?? []).map((run) => run.replace(NAME_TRIM, ''));
+  const tokens = (text.match(NAME_RUN) ?? []).filter((run) => run.length <= NAME_RUN_CHARS).map((run) => run.replace(NAME_TRIM, ''));
   const nameTokens = [...new Set(tokens.filter((t) => NAME_TOKEN.test(t) && IDENTIFIER_SHAPE.test(t)).map((t) => t.toLowerCase()))];
   const intentText = withoutQuotedValues(text);
   return {

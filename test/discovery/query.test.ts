@@ -23,6 +23,16 @@ describe('prepareQuery', () => {
     expect(prepareQuery('tools: search_orders,get_weather;list_tags').nameTokens).toEqual(['search_orders', 'get_weather', 'list_tags']);
   });
 
+  it('takes a name out of the punctuation and emphasis around it, and out of CJK text', () => {
+    expect(prepareQuery("use **search_orders**, then get_weather's output").nameTokens).toEqual(['search_orders', 'get_weather']);
+    expect(prepareQuery('«search_orders» or „get_weather“ or list_tags… or s3.put|billing.refund').nameTokens).toEqual(['search_orders', 'get_weather', 'list_tags', 's3.put', 'billing.refund']);
+    expect(prepareQuery('请用search_orders查询订单，然后get_weather。').nameTokens).toEqual(['search_orders', 'get_weather']);
+  });
+
+  it('does not take a long run of characters for a name, however it is trimmed', () => {
+    expect(prepareQuery(`run ${'a_'.repeat(60)}b and ${'"'.repeat(500)}x`).nameTokens).toEqual([]);
+  });
+
   it('searches a short request whole and says so', () => {
     expect(prepareQuery('refund invoice 1024').searched).toEqual({ bounded: false, part: 'whole', chars: 19, total_chars: 19 });
   });
