@@ -33,10 +33,17 @@ function decimalOf(literal: string): string {
   let digits = `${int}${frac}`.replace(/^0+/, '');
   if (digits === '') return '0';
   let exponent = BigInt(exp) - BigInt(frac.length);
-  const trimmed = digits.replace(/0+$/, '');
+  const trimmed = withoutTrailingZeros(digits);
   exponent += BigInt(digits.length - trimmed.length);
   digits = trimmed;
   return `${sign}${digits}e${exponent}`;
+}
+
+/** `digits` without its trailing zeros, by a loop: /0+$/ retries from every position, quadratic on a long literal (seconds at 256 KiB). */
+function withoutTrailingZeros(digits: string): string {
+  let end = digits.length;
+  while (end > 0 && digits.charCodeAt(end - 1) === 48 /* '0' */) end--;
+  return digits.slice(0, end);
 }
 
 /**

@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import type { ErrorDetail } from '../errors.js';
 import { escapePointer } from '../json-pointer.js';
 import { linearRegExp } from './linear-pattern.js';
+import { isUrl } from './url-format.js';
 
 /**
  * Compiling publisher-supplied JSON Schemas. Two Ajv instances (draft 2020-12, the default, and
@@ -19,6 +20,7 @@ function makeAjv<T extends Ajv>(AjvClass: new (options: object) => T): T {
   // not logged to the service's console at every compilation.
   const ajv = new AjvClass({ allErrors: true, strict: false, validateFormats: true, logger: false, code: { regExp: linearRegExp } });
   addFormats.default(ajv);
+  ajv.addFormat('url', { type: 'string', validate: isUrl });
   return ajv;
 }
 

@@ -7,6 +7,12 @@ describe('exactNumber', () => {
     for (const n of ['0', '-0', '40', '40.5', '19.99', '0.1', '0.10', '1.0', '1e3', '1E+3', '2.5e-7', '9007199254740991', '1e21']) expect(exactNumber(n), n).toBe(true);
   });
 
+  it('reads a number literal as long as a body in one pass (trailing zeros stripped without backtracking)', () => {
+    expect(exactNumber(`1.${'0'.repeat(200_000)}1`)).toBe(false);
+    expect(exactNumber(`1${'0'.repeat(400)}.${'0'.repeat(200_000)}`)).toBe(false);
+    expect(exactNumber(`4.${'0'.repeat(200_000)}`)).toBe(true);
+  });
+
   it('refuses numbers JSON.parse rounds, underflows or overflows', () => {
     for (const n of ['500.00000000000001', '-1e-400', '1e400', '-1e400', '9007199254740993', '12345678901234567890', '0.1000000000000000000001']) {
       expect(exactNumber(n), n).toBe(false);

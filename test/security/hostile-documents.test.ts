@@ -124,6 +124,25 @@ forEachDatabase((db) => {
       expect(good.json().decision).toBe('allow');
     });
 
+    it('answers long inputs that made V8 backtrack or the tokenizer merge quadratically: a property name, a url argument, a number (2026-12-06 audit)', async () => {
+      const tenant = uniqueTenant('long-inputs');
+      const tk = await token({ tenant, scopes: [PUBLISH] });
+      // Each took 3-5 s at 100,000 characters before (20-30 s at the body limit); no timing is
+      // asserted: a hang would time the test out.
+      const capitals = 'A'.repeat(100_000);
+      const doc = toolDocument({ name: 'links', parameters: { type: 'object', properties: { link: { type: 'string', format: 'url', description: 'A web page.' }, [capitals]: { type: 'string', description: 'A value.' } } } });
+      const published = await call(t.app, 'POST', '/v1/tools', { token: tk, body: doc });
+      expect(published.statusCode, published.body).toBe(201);
+      const colons = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'links', arguments: { link: `http://${':'.repeat(100_000)}` } } });
+      expect(colons.json()).toMatchObject({ decision: 'deny', reasons: [{ code: 'invalid_arguments', pointer: '/arguments/link' }] });
+      const long = await call(t.app, 'POST', '/v1/authorize', { token: tk, body: { tool: 'links', arguments: { link: `https://example.com/${'x'.repeat(100_000)}` } } });
+      expect(long.json().decision).toBe('allow');
+      const number = await rawJson(t.app, 'POST', '/v1/authorize', tk, `{"tool":"links","arguments":{"n":1.${'0'.repeat(100_000)}1}}`);
+      expectCleanError(number, 400);
+      expect(number.json().error.details[0].pointer).toBe('/arguments/n');
+      await stillServes();
+    });
+
     it('refuses a schema with more patterns than the limit, naming the limit, on a dry run too (issue 32, finding 5)', async () => {
       const properties = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^(a|b|c)*${'x'.repeat(200)}${i}$` }]));
       const tenant = uniqueTenant('many-patterns');

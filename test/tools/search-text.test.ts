@@ -20,6 +20,14 @@ describe('splitIdentifier', () => {
   });
 });
 
+describe('splitIdentifier on long identifiers', () => {
+  it('splits an acronym from the word after it however long the run of capitals (linear: a lookahead, no backtracking)', () => {
+    expect(splitIdentifier('ABCdEFg')).toBe('ab cd e fg');
+    const capitals = 'A'.repeat(200_000);
+    expect(splitIdentifier(`${capitals}Tool`)).toBe(`${capitals.toLowerCase()} tool`);
+  });
+});
+
 describe('expandIdentifiers', () => {
   it('keeps identifiers and adds their words', () => {
     expect(expandIdentifiers('use issue_refund or getInvoice first')).toBe('use issue_refund issue refund or getInvoice get invoice first');

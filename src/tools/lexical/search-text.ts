@@ -13,7 +13,8 @@ import type { ToolDocument } from '../model.js';
 export function splitIdentifier(identifier: string): string {
   return identifier
     .replace(/([a-z\d])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    // An acronym's last capital before a capitalized word; a lookahead, so linear (([A-Z]+)([A-Z][a-z]) was quadratic on a long run of capitals).
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .replace(/([a-zA-Z])(\d)/g, '$1 $2')
     .replace(/(\d)([a-zA-Z])/g, '$1 $2')
     .replace(/[_.\-/:]+/g, ' ')
