@@ -15,7 +15,8 @@ const WHITESPACE = /\s/;
  */
 export function isUrl(value: string): boolean {
   if (value.length <= URL_PATTERN_CHARS) return URL_PATTERN.test(value);
-  const slash = value.indexOf('/', value.indexOf('://') + 3);
-  if (value.indexOf('://') < 0 || slash < 0 || slash > URL_PATTERN_CHARS) return false;
+  const scheme = value.indexOf('://');
+  const slash = scheme < 0 ? -1 : value.indexOf('/', scheme + 3);
+  if (slash < 0 || slash > URL_PATTERN_CHARS) return false;
   return URL_PATTERN.test(value.slice(0, slash)) && !WHITESPACE.test(value.slice(slash));
 }
