@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
-import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, staleTools, storedVectors, textHash, textKey } from './repository.js';
+import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, type StaleTool, staleTools, staleToolsInTurns, storedVectors, textHash, textKey } from './repository.js';
 import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
@@ -37,6 +37,8 @@ export class EmbeddingIndexer {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private indexed = false;
+  /** When a batch was last taken in turns across tenants (see sweep). */
+  private lastInTurns = Number.NEGATIVE_INFINITY;
   /** Aborted on stop: encoder work not yet started is dropped, so shutdown does not wait for it. */
   private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
@@ -135,26 +137,32 @@ export class EmbeddingIndexer {
     } while (this.again && !this.stopped);
   }
 
-  /** One pass over the stale tools in id order; a change made behind it sets `again`. */
+  /**
+   * One pass over the stale tools in id order; a change made behind it sets `again`. At most once
+   * per `retryMs` a batch is taken in turns across tenants instead, so one tenant's import holds
+   * another tenant's new tool back by that long and one batch at most, not for the whole import;
+   * the full read of the stale tools it takes then costs no more than the periodic sweep's.
+   */
   private async sweep(): Promise<void> {
+    const { model } = this.embedder;
     for (let after = 0; !this.stopped; ) {
-      const last = await this.sweepBatch(after);
-      if (last === undefined) return;
-      after = last;
+      const inTurns = performance.now() - this.lastInTurns >= this.options.retryMs;
+      if (inTurns) this.lastInTurns = performance.now();
+      const batch = inTurns ? await staleToolsInTurns(this.db, model, this.options.batchSize) : await staleTools(this.db, model, this.options.batchSize, after);
+      if (batch.length === 0) return;
+      await this.embedBatch(batch);
+      if (!inTurns) after = batch.at(-1)!.id;
     }
   }
 
   /**
-   * Brings one batch of stale tools after id `after` up to date; returns the last id it did, or
-   * undefined when none was left. Only texts without a stored vector in the tool's tenant are
-   * embedded: a new learned alias or an edited example costs one text, not the tool's every text
-   * (learning must not let callers multiply the embedder's work), and a new version or another
-   * tool with an unchanged text reuses the vector already stored for it.
+   * Brings one batch of stale tools up to date. Only texts without a stored vector in the tool's
+   * tenant are embedded: a new learned alias or an edited example costs one text, not the tool's
+   * every text (learning must not let callers multiply the embedder's work), and a new version or
+   * another tool with an unchanged text reuses the vector already stored for it.
    */
-  private async sweepBatch(after: number): Promise<number | undefined> {
+  private async embedBatch(batch: StaleTool[]): Promise<void> {
     const { model } = this.embedder;
-    const batch = await staleTools(this.db, model, this.options.batchSize, after);
-    if (batch.length === 0) return undefined;
     const started = performance.now();
     const texts = batch.map((tool) => cardEmbeddingTexts(tool).map((text) => ({ text, tenantId: tool.tenantId, textHash: textHash(text) })));
     const known = await storedVectors(this.db, model, texts.flat());
@@ -174,6 +182,5 @@ export class EmbeddingIndexer {
       await saveEmbeddings(this.db, tool.id, model, tool.stamp, vectors);
     }
     this.throughput.record(batch.length, missing.length, performance.now() - started);
-    return batch.at(-1)!.id;
   }
 }

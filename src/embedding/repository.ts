@@ -9,7 +9,7 @@ import type { IndexStatus } from '../tools/views.js';
 import { CARD_TEXTS_VERSION, type EmbeddableCard } from './embedding-texts.js';
 import { literal } from './vector-index.js';
 
-interface StaleTool extends EmbeddableCard {
+export interface StaleTool extends EmbeddableCard {
   id: number;
   tenantId: string;
   /** Identity of the embedded texts: content hash plus learned aliases. */
@@ -19,6 +19,28 @@ interface StaleTool extends EmbeddableCard {
 // What the vectors were computed from: the document, the learned aliases and the card texts' version.
 const STAMP = sql.raw(`md5(t.content_hash || t.search_learned || ${literal(CARD_TEXTS_VERSION)})`);
 
+type StaleRow = { id: number | string; tenant_id: string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string };
+
+// What the indexer reads of a tool `t`.
+const STALE_COLUMNS = sql`t.id, t.tenant_id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp`;
+// The tool's card vector `e` for `model`, if any.
+const cardVector = (model: string) => sql`left join tool_embeddings e on e.tool_id = t.id and e.tenant_id = t.tenant_id and e.model = ${model} and e.ord = 0`;
+// An active tool whose vectors are missing or older than its content.
+const STALE = sql`t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})`;
+
+const toStaleTool = (r: StaleRow): StaleTool => ({
+  id: Number(r.id),
+  tenantId: r.tenant_id,
+  name: r.name,
+  summary: r.summary,
+  description: r.description,
+  aliases: r.aliases,
+  examples: r.examples,
+  parameters: r.search_params,
+  learned: r.search_learned === '' ? [] : r.search_learned.split('\n'),
+  stamp: r.stamp,
+});
+
 /**
  * Active tools after id `after` whose vectors for `model` are missing or older than their content,
  * in id order. A sweep passes on the last id it got, so each batch starts where the previous one
@@ -26,27 +48,31 @@ const STAMP = sql.raw(`md5(t.content_hash || t.search_learned || ${literal(CARD_
  * 100,000 tools finding a batch of 64 took 0.4 s.
  */
 export async function staleTools(db: Db, model: string, limit: number, after = 0): Promise<StaleTool[]> {
-  const rows = await rowsOf<{ id: number | string; tenant_id: string; name: string; summary: string; description: string; aliases: string[]; examples: string[]; search_params: string; search_learned: string; stamp: string }>(
+  const rows = await rowsOf<StaleRow>(db.execute(sql`select ${STALE_COLUMNS} from ${tools} t ${cardVector(model)} where ${STALE} and t.id > ${after} order by t.id limit ${limit}`));
+  return rows.map(toStaleTool);
+}
+
+/**
+ * Up to `limit` stale tools (as staleTools) taken in turns across tenants: every tenant's oldest,
+ * then every tenant's second oldest, and so on. In id order alone, another tenant's new tool
+ * waited behind a whole import (10,000 tools: half an hour of the local encoder). It reads every
+ * stale tool (122,300 tools, 72,000 of them stale: 0.4 s on native PostgreSQL), so the indexer
+ * takes a batch this way only now and then (EmbeddingIndexer).
+ */
+export async function staleToolsInTurns(db: Db, model: string, limit: number): Promise<StaleTool[]> {
+  const rows = await rowsOf<StaleRow>(
     db.execute(sql`
-    select t.id, t.tenant_id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp
-    from ${tools} t
-    left join tool_embeddings e on e.tool_id = t.id and e.model = ${model} and e.ord = 0
-    where t.status = 'active' and t.id > ${after} and (e.tool_id is null or e.content_hash <> ${STAMP})
-    order by t.id
-    limit ${limit}`),
+    with picked as (
+      select id, tenant_id, turn from (
+        select t.id, t.tenant_id, row_number() over (partition by t.tenant_id order by t.id) as turn
+        from ${tools} t ${cardVector(model)}
+        where ${STALE}
+      ) stale
+      where turn <= ${limit} order by turn, id limit ${limit}
+    )
+    select ${STALE_COLUMNS} from picked p join ${tools} t on t.id = p.id and t.tenant_id = p.tenant_id order by p.turn, p.id`),
   );
-  return rows.map((r) => ({
-    id: Number(r.id),
-    tenantId: r.tenant_id,
-    name: r.name,
-    summary: r.summary,
-    description: r.description,
-    aliases: r.aliases,
-    examples: r.examples,
-    parameters: r.search_params,
-    learned: r.search_learned === '' ? [] : r.search_learned.split('\n'),
-    stamp: r.stamp,
-  }));
+  return rows.map(toStaleTool);
 }
 
 /** Identity of one embedded text, stored with its vector so unchanged texts are never embedded again. */

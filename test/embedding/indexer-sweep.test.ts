@@ -1,24 +1,36 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from '../../src/embedding/indexer.js';
 import type { Embedder } from '../../src/embedding/provider.js';
-import { staleTools } from '../../src/embedding/repository.js';
+import { staleTools, staleToolsInTurns } from '../../src/embedding/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
-import { databaseLegs, type TestDatabase } from '../helpers/databases.js';
+import { type DatabaseHandle, forEachDatabase } from '../helpers/databases.js';
 import { HashingEmbedder } from '../helpers/embedders.js';
 import { toolDocument } from '../helpers/fixtures.js';
 
-/** The indexer's sweep: batches in id order, each starting after the last tool the previous one did. */
-describe('the indexer sweep (PGlite in-process)', () => {
-  let database: TestDatabase;
+const quiet = { info: () => undefined, warn: () => undefined };
+const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
+
+/** `count` tools named `<prefix>_<i>` published in `tenant`. */
+async function publish(db: DatabaseHandle, tenant: string, prefix: string, count: number): Promise<void> {
+  const tools = new ToolService(db.database.db);
+  for (let i = 0; i < count; i += 1) {
+    const result = validator.validate(toolDocument({ name: `${prefix}_${i}`, description: `Tool ${prefix} number ${i} looks things up.`, aliases: [], examples: [] }));
+    if (!result.ok) throw new Error('fixture invalid');
+    await tools.register({ tenant, subject: null, scopes: [] }, result.document);
+  }
+}
+
+/** The indexer's sweep: batches in id order, each after the last tool the previous one did, and now and then one in turns across tenants. */
+forEachDatabase((db) => describe('the indexer sweep', () => {
+  let database: DatabaseHandle['current'];
   const tenant = 'sweep';
-  const quiet = { info: () => undefined, warn: () => undefined };
 
   beforeAll(async () => {
-    database = await databaseLegs()[0]!.open();
+    database = db.current;
     const tools = new ToolService(database.database.db);
     const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
     for (let i = 0; i < 7; i += 1) {
@@ -27,7 +39,6 @@ describe('the indexer sweep (PGlite in-process)', () => {
       await tools.register({ tenant, subject: null, scopes: [] }, result.document);
     }
   });
-  afterAll(async () => database?.close());
 
   it('finds only stale tools after the id it is given, in id order', async () => {
     const ids = (await rowsOf<{ id: number }>(database.database.db.execute(sql`select id::int as id from tools where tenant_id = ${tenant} order by id`))).map((r) => r.id);
@@ -94,4 +105,49 @@ describe('the indexer sweep (PGlite in-process)', () => {
     expect(events).toEqual(['embed', 'embed', 'embed', 'build']);
     expect(await staleTools(database.database.db, inner.model, 100)).toEqual([]);
   });
-});
+  it("takes turns across tenants: one tenant's import does not hold back another tenant's new tool", async () => {
+    await publish(db, 'sweep-bulk', 'bulk', 12);
+    await publish(db, 'sweep-small', 'small', 1); // published after the whole import: the highest id
+    const calls: string[][] = [];
+    const inner = new HashingEmbedder();
+    const embedder: Embedder = {
+      model: inner.model,
+      embed: async (texts) => {
+        calls.push(texts.map((text) => /^(\w+ \d+): /.exec(text)?.[1] ?? text)); // the card and parameter texts open with the tool's name words
+        return inner.embed(texts);
+      },
+    };
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      batchSize: 4,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    const inTurns = await staleToolsInTurns(database.database.db, inner.model, 4);
+    expect(inTurns.map((t) => t.name)).toEqual(['bulk_0', 'small_0', 'bulk_1', 'bulk_2']);
+    expect(inTurns.map((t) => t.tenantId)).toEqual(['sweep-bulk', 'sweep-small', 'sweep-bulk', 'sweep-bulk']);
+    await indexer.flush();
+    expect(indexer.status).toBe('ok');
+    // The pass's first batch goes in turns: the small tenant's tool is in it, then the import in id order.
+    expect([...new Set(calls[0])]).toEqual(['bulk 0', 'small 0', 'bulk 1', 'bulk 2']);
+    expect(calls.length).toBe(4); // 13 tools, 4 a batch, each once
+    expect(new Set(calls.flat()).size).toBe(13);
+    expect(await staleTools(database.database.db, inner.model, 100)).toEqual([]);
+  });
+  it('ends its pass with every tool embedded once when every batch goes in turns', async () => {
+    const inner = new HashingEmbedder();
+    const embedder: Embedder = { model: 'turns-only-model', embed: (texts) => inner.embed(texts) };
+    const stale = (await staleTools(database.database.db, embedder.model, 1000)).length;
+    expect(stale).toBeGreaterThan(8);
+    // retryMs 0: every batch is taken in turns across tenants, none in id order.
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      batchSize: 4,
+      retryMs: 0,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    await indexer.flush();
+    expect(indexer.status).toBe('ok');
+    expect(inner.calls).toBe(Math.ceil(stale / 4));
+    expect(await staleTools(database.database.db, embedder.model, 1000)).toEqual([]);
+  });
+}));
