@@ -190,7 +190,7 @@ async function request(url: string, init?: RequestInit): Promise<Response> {
 const scrape = async (base: string) => (await request(`${base}/metrics`)).text();
 
 /** The load runs on one started service. */
-async function loadScenarios(base: string, caller: string, visibleTools: BenchTool[], streamBase: number): Promise<{ scenarios: Scenario[]; authorize: string }> {
+async function loadScenarios(base: string, caller: string, otherCaller: string, visibleTools: BenchTool[], streamBase: number): Promise<{ scenarios: Scenario[]; authorize: string }> {
   const scenarios: Scenario[] = [];
   const repeated = Array.from({ length: REPEATED }, (_, i) => catalog.request(seed + 1, i));
   const discoverBody = (query: string) => ({ query, top_k: 3, format: 'openai' });
@@ -220,6 +220,21 @@ async function loadScenarios(base: string, caller: string, visibleTools: BenchTo
       scenarios.push({ name: `discover ${kind}`, concurrency: connections, result, stages: split.mean, stageP50: split.p50, searchModes: split.modes });
       log(`discover ${kind} c=${connections}: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors})`);
     }
+  }
+
+  // Another tenant's new requests at c=1 while the benchmark tenant sends new ones at the highest
+  // concurrency: what one tenant's burst costs the others (the query encoder and the database are shared).
+  const flood = Math.max(...concurrencies);
+  if (flood > 1) {
+    const offset = stream;
+    const before = await scrape(base);
+    const [result] = await Promise.all([
+      drive({ url: base, path: '/v1/discover', token: otherCaller, connections: 1, seconds, body: (i) => discoverBody(catalog.request(seed + 5, offset + i)) }),
+      drive({ url: base, path: '/v1/discover', token: caller, connections: flood, seconds, body: (i) => discoverBody(catalog.request(seed + 2, offset + 1_000_000 + i)) }),
+    ]);
+    const split = stageSplit(before, await scrape(base));
+    scenarios.push({ name: `discover new, another tenant, during c=${flood} new`, concurrency: 1, result, stages: split.mean, stageP50: split.p50, searchModes: split.modes });
+    log(`discover new, another tenant, c=1 during c=${flood} new: p50 ${result.p50} ms p99 ${result.p99} ms ${result.rps} req/s (errors ${result.non2xx + result.errors})`);
   }
 
   const probe = await request(`${base}/v1/authorize`, {
@@ -382,6 +397,8 @@ interface SizeContext {
   size: number;
   catalogs: Catalog[];
   caller: string;
+  /** A caller of another tenant (one of the small ones), for what the benchmark tenant's load costs it. */
+  otherCaller: string;
   visibleTools: BenchTool[];
   expectedTexts: number;
   report: SizeReport;
@@ -479,7 +496,7 @@ async function leg(ctx: SizeContext, server: { label: string; root: string }, la
   const { child, startupMs } = await startService(env, profileArgs(`${ctx.size}-${label}`), server.root);
   log(`${label}: started in ${Math.round(startupMs)} ms`);
   try {
-    const { scenarios, authorize } = await loadScenarios(`http://127.0.0.1:${env.PORT}`, ctx.caller, ctx.visibleTools, stream);
+    const { scenarios, authorize } = await loadScenarios(`http://127.0.0.1:${env.PORT}`, ctx.caller, ctx.otherCaller, ctx.visibleTools, stream);
     ctx.report.legs.push({
       driver: label,
       server: server.label,
@@ -512,6 +529,7 @@ async function benchSize(size: number, embedder: FakeEmbeddingServer, embeddingU
     size,
     catalogs,
     caller: await mint(catalogs[0]!.tenant, scopes),
+    otherCaller: await mint(catalogs[1]?.tenant ?? tenantId(1), scopes),
     visibleTools,
     expectedTexts: catalogs.reduce((n, c) => n + c.tools.reduce((m, t) => m + cardTexts(t).length, 0), 0),
     report,

@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
 
+import { FairQueue } from './fair-queue.js';
+
 /** Why a job never reached the encoder. */
 export class EncoderBusyError extends Error {
   override readonly name = 'EncoderBusyError';
@@ -15,7 +17,11 @@ interface Job {
 type Reply = { ready: true } | { id: number; dims: number; flat: Float32Array } | { id: number; error: string };
 
 interface LaneOptions {
-  /** Jobs waiting beyond those in the worker; more are refused at once (EncoderBusyError). */
+  /**
+   * Jobs waiting beyond those in the worker. When they are all taken, the owner holding the most
+   * gives up its newest to an owner holding fewer; otherwise the new job is refused at once
+   * (EncoderBusyError).
+   */
   maxQueue: number;
   /**
    * Queued jobs go to the worker together while their texts add up to at most this many: one
@@ -35,20 +41,23 @@ interface Batch {
 }
 
 /**
- * One encoder worker thread and its bounded FIFO queue: one batch in the worker at a time, so a
- * job whose caller gave up (aborted signal) is dropped before it costs anything. Jobs that queued
+ * One encoder worker thread and its bounded queue, served in turns across the jobs' owners
+ * (tenants), first come first served within each: one batch in the worker at a time, so a job
+ * whose caller gave up (aborted signal) is dropped before it costs anything. Jobs that queued
  * while the worker was busy go together in the next batch. A worker that dies fails its batch and
  * is replaced for the next one.
  */
 export class EncoderLane {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
-  private readonly queue: Job[] = [];
+  private readonly queue: FairQueue<Job>;
   private current: Batch | undefined;
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly options: LaneOptions) {}
+  constructor(private readonly options: LaneOptions) {
+    this.queue = new FairQueue(options.maxQueue);
+  }
 
   /** Texts embedded so far (for metrics). */
   texts = 0;
@@ -63,22 +72,23 @@ export class EncoderLane {
 
   /** Jobs waiting or running. */
   get depth(): number {
-    return this.queue.length + (this.current?.jobs.length ?? 0);
+    return this.queue.size + (this.current?.jobs.length ?? 0);
   }
 
-  run(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  /** Encodes `texts` for `owner` (a tenant; jobs without one share a turn). */
+  run(texts: string[], signal?: AbortSignal, owner = ''): Promise<number[][]> {
     if (this.closed) return Promise.reject(new Error('the local encoder is closed'));
     if (signal?.aborted) return Promise.reject(new EncoderBusyError('the caller stopped waiting before the encoder was free'));
-    if (this.queue.length >= this.options.maxQueue) return Promise.reject(new EncoderBusyError(`the encoder queue is full (${this.options.maxQueue} waiting)`));
     return new Promise((resolve, reject) => {
-      this.queue.push({ texts, signal, resolve, reject });
+      const job: Job = { texts, signal, resolve, reject };
+      this.queue.push(owner, job)?.reject(new EncoderBusyError(`the encoder queue is full (${this.options.maxQueue} waiting)`));
       void this.pump();
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error('the local encoder is closed'));
+    for (const job of this.queue.drain()) job.reject(new Error('the local encoder is closed'));
     this.fail(new Error('the local encoder is closed'));
     this.current = undefined;
     await this.worker?.terminate();
@@ -134,15 +144,15 @@ export class EncoderLane {
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.fail(error);
-    if (!this.closed && this.queue.length > 0) void this.pump();
+    if (!this.closed && this.queue.size > 0) void this.pump();
   }
 
   /** The next jobs to send: queued ones whose callers still wait, while their texts fit one batch (at least one job). */
   private nextBatch(): Job[] {
     const jobs: Job[] = [];
     let texts = 0;
-    while (this.queue.length > 0) {
-      const job = this.queue[0]!;
+    while (this.queue.size > 0) {
+      const job = this.queue.peek()!;
       if (job.signal?.aborted) {
         this.queue.shift();
         job.reject(new EncoderBusyError('the caller stopped waiting before the encoder was free'));

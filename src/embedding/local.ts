@@ -78,7 +78,7 @@ export class LocalEmbedder implements Embedder {
     if (texts.length === 0) return [];
     const unique = [...new Set(texts.map((t) => boundText(t, this.options.maxChars)))];
     let vectors: number[][];
-    if (options.purpose === 'query') vectors = await this.queries.run(unique, options.signal);
+    if (options.purpose === 'query') vectors = await this.queries.run(unique, options.signal, options.tenant);
     else {
       // The model pads every text of a call to the call's longest: one 500-character card among
       // 15 short aliases cost 470 ms of CPU, against 80 ms encoded apart. Sorted by length, a chunk

@@ -6,6 +6,8 @@ export interface EmbedOptions {
   purpose?: EmbedPurpose;
   /** Aborted when the caller stops waiting (time budget): work not yet started is dropped. */
   signal?: AbortSignal;
+  /** Whose work this is: an in-process encoder serves waiting queries in turns across tenants. */
+  tenant?: string;
 }
 
 export interface EncoderCounters {

@@ -51,7 +51,7 @@ export class QueryEmbeddings {
     }
     this.stats.misses += 1;
     try {
-      const [vector] = await withTimeout(this.embedder.embed([query], { purpose: 'query', signal: AbortSignal.timeout(this.timeoutMs) }), this.timeoutMs, 'query embedding');
+      const [vector] = await withTimeout(this.embedder.embed([query], { purpose: 'query', tenant, signal: AbortSignal.timeout(this.timeoutMs) }), this.timeoutMs, 'query embedding');
       if (!vector) throw new Error('embedder returned no vector');
       this.cache.set(key, vector);
       return vector;

@@ -109,3 +109,27 @@ describe('boundText', () => {
     expect(boundText('x'.repeat(30), 10)).toBe('x'.repeat(10));
   });
 });
+
+describe('EncoderLane turns across tenants', () => {
+  let lane: EncoderLane;
+
+  beforeAll(async () => {
+    lane = new EncoderLane({ maxQueue: 4, nice: 0, batchTexts: 1 });
+    await lane.start();
+  }, 60_000);
+  afterAll(async () => lane?.close());
+
+  it("serves another tenant's query next, taking the place of the flooding tenant's newest", async () => {
+    const order: string[] = [];
+    const run = (tenant: string, text: string) =>
+      lane.run([text], undefined, tenant).then(
+        () => order.push(text),
+        (error: unknown) => order.push(`${text} refused: ${(error as Error).name}`),
+      );
+    // a1 goes to the worker at once; a2-a5 fill the queue; b1 finds it full.
+    const flood = ['a1', 'a2', 'a3', 'a4', 'a5'].map((text) => run('tenant-a', text));
+    const other = run('tenant-b', 'b1');
+    await Promise.all([...flood, other]);
+    expect(order).toEqual(['a5 refused: EncoderBusyError', 'a1', 'a2', 'b1', 'a3', 'a4']);
+  }, 60_000);
+});
