@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import type { Embedder } from './provider.js';
-import { type IndexCounts, indexCounts, recordFailures, saveEmbeddings, type StaleTool, staleTools, staleToolsInTurns, storedVectors, textHash, textKey } from './repository.js';
+import { catalogSignature, type IndexCounts, indexCounts, recordFailures, saveEmbeddings, type StaleTool, staleTools, staleToolsInTurns, storedVectors, textHash, textKey } from './repository.js';
 import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
@@ -39,6 +39,8 @@ export class EmbeddingIndexer {
   private indexed = false;
   /** When a batch was last taken in turns across tenants (see sweep). */
   private lastInTurns = Number.NEGATIVE_INFINITY;
+  /** The catalog signature at the start of the last pass that found nothing stale (see loop). */
+  private quietAt: string | undefined;
   /** Aborted on stop: encoder work not yet started is dropped, so shutdown does not wait for it. */
   private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
@@ -114,7 +116,10 @@ export class EmbeddingIndexer {
     do {
       this.again = false;
       try {
-        await this.sweep();
+        // Nothing written anywhere since a pass found nothing stale: nothing can be stale, and the
+        // periodic sweep (every retryMs) costs one small read instead of a pass over every tool.
+        const signature = await catalogSignature(this.db);
+        if (signature !== this.quietAt) this.quietAt = (await this.sweep()) === 0 ? signature : undefined;
         // Once discovery would use it, make sure this model's HNSW index exists (once per process).
         if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
           // The build can take minutes (100,000 tools: ~75 s): first sweep once more what changed
@@ -129,6 +134,7 @@ export class EmbeddingIndexer {
         }
         this.status = 'ok';
       } catch (error) {
+        this.quietAt = undefined;
         if (this.stopped) return; // work dropped by stop(), not a failure
         this.status = `failing: ${(error as Error).message}`;
         this.log.warn({ err: error }, 'embedding tools failed; discovery stays lexical for them until a retry succeeds');
@@ -138,21 +144,25 @@ export class EmbeddingIndexer {
   }
 
   /**
-   * One pass over the stale tools in id order; a change made behind it sets `again`. At most once
-   * per `retryMs` a batch is taken in turns across tenants instead, so one tenant's import holds
-   * another tenant's new tool back by that long and one batch at most, not for the whole import;
-   * the full read of the stale tools it takes then costs no more than the periodic sweep's.
+   * One pass over the stale tools in id order, returning how many it did; a change made behind it
+   * sets `again`. At most once per `retryMs` a batch is taken in turns across tenants instead, so
+   * one tenant's import holds another tenant's new tool back by that long and one batch at most,
+   * not for the whole import; the read of every stale tool that takes (122,300 tools: 0.2-0.4 s)
+   * is then paid at most once per `retryMs`.
    */
-  private async sweep(): Promise<void> {
+  private async sweep(): Promise<number> {
     const { model } = this.embedder;
+    let done = 0;
     for (let after = 0; !this.stopped; ) {
       const inTurns = performance.now() - this.lastInTurns >= this.options.retryMs;
       if (inTurns) this.lastInTurns = performance.now();
       const batch = inTurns ? await staleToolsInTurns(this.db, model, this.options.batchSize) : await staleTools(this.db, model, this.options.batchSize, after);
-      if (batch.length === 0) return;
+      if (batch.length === 0) break;
       await this.embedBatch(batch);
+      done += batch.length;
       if (!inTurns) after = batch.at(-1)!.id;
     }
+    return done;
   }
 
   /**

@@ -75,6 +75,17 @@ export async function staleToolsInTurns(db: Db, model: string, limit: number): P
   return rows.map(toStaleTool);
 }
 
+/**
+ * Every tenant's catalog revision, summed, with how many tenants have one. The triggers of
+ * migrations 0012 and 0014 bump a tenant's revision on every write to its tools or vectors, so
+ * while this value stays the same no tool can have become stale: one read of a row per tenant
+ * instead of the sweep's anti-join over every tool (122,300 tools: 0.6-1.1 s on native PostgreSQL).
+ */
+export async function catalogSignature(db: Db): Promise<string> {
+  const [row] = await rowsOf<{ signature: string }>(db.execute(sql`select coalesce(sum(revision), 0)::text || '/' || count(*)::text as signature from catalog_revisions`));
+  return row!.signature;
+}
+
 /** Identity of one embedded text, stored with its vector so unchanged texts are never embedded again. */
 export function textHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 32);

@@ -150,4 +150,28 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     expect(inner.calls).toBe(Math.ceil(stale / 4));
     expect(await staleTools(database.database.db, embedder.model, 1000)).toEqual([]);
   });
+  it('skips its periodic pass while nothing was written since a pass found nothing stale, and wakes on any write', async () => {
+    const inner = new HashingEmbedder();
+    const embedder: Embedder = { model: 'quiet-model', embed: (texts) => inner.embed(texts) };
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    await indexer.flush(); // embeds everything
+    await indexer.flush(); // finds nothing stale: quiet from here
+    const calls = inner.calls;
+    // A vector removed behind the revision counters' back (triggers off): a sweep would find it, a skipped one cannot.
+    await database.database.db.transaction(async (tx) => {
+      await tx.execute(sql`set local session_replication_role = replica`);
+      await tx.execute(sql`delete from tool_embeddings where model = 'quiet-model' and tool_id = (select min(id) from tools where tenant_id = ${tenant})`);
+    });
+    await indexer.flush();
+    expect(inner.calls).toBe(calls);
+    expect(await staleTools(database.database.db, embedder.model, 100)).toHaveLength(1);
+    // Any write bumps a revision: the next pass runs and finds both.
+    await publish(db, 'sweep-quiet', 'quiet', 1);
+    await indexer.flush();
+    expect(inner.calls).toBe(calls + 1);
+    expect(await staleTools(database.database.db, embedder.model, 100)).toEqual([]);
+  });
 }));
