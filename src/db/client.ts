@@ -13,6 +13,7 @@ import pg from 'pg';
 import { isConnectionError, sqlState } from './connection-errors.js';
 import { resolveDataDir } from './data-dir.js';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.js';
+import { TurnGate } from './pool-turns.js';
 import * as schema from './schema.js';
 import { traceClientStatements, tracePgliteStatements } from './statement-spans.js';
 
@@ -92,20 +93,38 @@ class SessionClient extends pg.Client {
   }
 }
 
+/** The tenant a checkout is for: pools serve tenants in turns (pool-turns.ts); '' for the service's own work. */
+export type PoolOwner = () => string;
+
 /**
- * A pool whose `query` keeps the connection a statement failed on. pg-pool's own `query` releases
- * its client with the statement's error, which closes the connection: every refused statement
- * (a NUL in a parameter, a bad cast) cost a reconnect, and the embedded database's socket server,
- * which serves exactly the pool's size and notices a closed connection late, refused the
- * replacement ("too many connections"): other tenants' requests got 503 (issue 32, finding 3).
- * A statement error leaves the connection ready for the next query (the server answered it
- * and is idle again); only a connection-level failure, or an error without a SQLSTATE (the
- * client cannot tell the session's state), discards it. Transactions (drizzle) check out a
- * client and release it without an error already; a broken one is dropped as not queryable.
+ * A pool whose `query` keeps the connection a statement failed on, and whose checkouts take
+ * tenants in turns.
+ *
+ * pg-pool's own `query` releases its client with the statement's error, which closes the
+ * connection: every refused statement (a NUL in a parameter, a bad cast) cost a reconnect, and the
+ * embedded database's socket server, which serves exactly the pool's size and notices a closed
+ * connection late, refused the replacement ("too many connections"): other tenants' requests got
+ * 503 (issue 32, finding 3). A statement error leaves the connection ready for the next query (the
+ * server answered it and is idle again); only a connection-level failure, or an error without a
+ * SQLSTATE (the client cannot tell the session's state), discards it. Transactions (drizzle) check
+ * out a client and release it without an error already; a broken one is dropped as not queryable.
+ *
+ * pg-pool serves waiting checkouts first come, first served: one tenant's burst of discoveries
+ * filled its queue and every other tenant's statement waited behind all of it. Every checkout therefore first takes one of the pool's
+ * `max` places from a TurnGate, in turns across the owners `owner()` names; pg-pool's own queue
+ * stays empty. `connectionTimeoutMillis` bounds the wait for a place, as it bounded pg-pool's.
  */
 class StatementSafePool extends pg.Pool {
-  constructor(config: pg.PoolConfig) {
+  private readonly turns: TurnGate;
+
+  constructor(
+    config: pg.PoolConfig,
+    private readonly owner: PoolOwner,
+  ) {
     super(config);
+    this.turns = new TurnGate(config.max ?? 10);
+    // pg-pool's waitingCount counts only its own queue, which the gate keeps empty.
+    Object.defineProperty(this, 'waitingCount', { get: () => this.turns.queued });
     const query = async (config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
       const client = await this.connect();
       let broken: Error | undefined;
@@ -121,11 +140,51 @@ class StatementSafePool extends pg.Pool {
     // Promise style only: drizzle and this code never pass callbacks or submittables.
     this.query = query as unknown as pg.Pool['query'];
   }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<pg.PoolClient> | void {
+    const connected = this.connectInTurn();
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(undefined, client, (release) => client.release(release as Error | boolean | undefined)),
+      (error: Error) => callback(error, undefined, () => undefined),
+    );
+  }
+
+  private async connectInTurn(): Promise<pg.PoolClient> {
+    await this.turns.acquire(this.owner(), this.options.connectionTimeoutMillis ?? 0);
+    let client: pg.PoolClient;
+    try {
+      client = await super.connect();
+    } catch (error) {
+      this.turns.release();
+      throw error;
+    }
+    // pg-pool gives each checkout its own release (which throws if called twice): the place goes
+    // back once the client is idle in the pool again, so the next owner's checkout finds it.
+    const release = client.release.bind(client);
+    client.release = (err?: Error | boolean) => {
+      release(err);
+      this.turns.release();
+    };
+    return client;
+  }
 }
 
-/** A node-postgres pool whose sessions carry SESSION_SETTINGS and keep their connection when a statement fails. */
-export function createPool(url: string, poolSize: number, options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {}): pg.Pool {
-  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
+/**
+ * A node-postgres pool whose sessions carry SESSION_SETTINGS, keep their connection when a
+ * statement fails, and are checked out in turns across the tenants `owner` names.
+ */
+export function createPool(
+  url: string,
+  poolSize: number,
+  options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {},
+  owner: PoolOwner = () => '',
+): pg.Pool {
+  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient }, owner);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -138,9 +197,12 @@ function clientSession(client: pg.PoolClient): SqlSession {
   };
 }
 
-/** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
-export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = createPool(url, poolSize);
+/**
+ * Opens PostgreSQL at `url` through a node-postgres pool whose checkouts take the tenants `owner`
+ * names in turns; fails clearly without pgvector.
+ */
+export async function openPostgres(url: string, poolSize = 10, owner?: PoolOwner): Promise<Database> {
+  const pool = createPool(url, poolSize, {}, owner);
   let version: string;
   try {
     const { rows } = await pool.query<{ available: boolean; version: string }>(
@@ -206,7 +268,7 @@ const SOCKET_PORT = 5432;
  * other request (at 2,000 tools a discovery statement held the event loop for ~15 ms). The
  * process stops with an error if the thread dies: its database is gone with it.
  */
-export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Database> {
+export async function openEmbedded(dataDir: string, poolSize = 10, owner?: PoolOwner): Promise<Database> {
   const { dir, lock } = holdDataDir(dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tool-registry-db-'));
   const cleanUp = () => {
@@ -230,7 +292,7 @@ export async function openEmbedded(dataDir: string, poolSize = 10): Promise<Data
       cleanUp();
       throw new Error(`the embedded database thread exited (${code})${lost ? `: ${lost.message}` : ''}`);
     });
-    database = await openPostgres(`postgres://postgres@${encodeURIComponent(socketDir)}:${SOCKET_PORT}/postgres`, poolSize);
+    database = await openPostgres(`postgres://postgres@${encodeURIComponent(socketDir)}:${SOCKET_PORT}/postgres`, poolSize, owner);
   } catch (error) {
     closing = true;
     await worker.terminate();

@@ -9,7 +9,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 
 import type { ReadReplicaConfig } from '../config.js';
-import { createPool, type Database, type Db } from './client.js';
+import { createPool, type Database, type Db, type PoolOwner } from './client.js';
 import { isConnectionError, sqlState } from './connection-errors.js';
 import { LagClock, parseLsn } from './replica-lag.js';
 import * as schema from './schema.js';
@@ -199,9 +199,9 @@ export class ReadReplica {
  * the `vector` extension. Waits (up to 10 s) for it to replay the primary's WAL so a migration
  * just applied is there. Every failure names DATABASE_READ_URL.
  */
-export async function openReadReplica(config: ReadReplicaConfig, primary: Database, log: Logger): Promise<ReadReplica> {
+export async function openReadReplica(config: ReadReplicaConfig, primary: Database, log: Logger, owner?: PoolOwner): Promise<ReadReplica> {
   if (!primary.pool) throw new ReadReplicaError('DATABASE_READ_URL needs DATABASE_URL: the embedded database has no replicas');
-  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS }, owner);
   try {
     await verifyReplica(pool, primary.pool);
   } catch (error) {

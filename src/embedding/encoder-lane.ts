@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 
-import { FairQueue } from './fair-queue.js';
+import { FairQueue } from '../fair-queue.js';
 
 /** Why a job never reached the encoder. */
 export class EncoderBusyError extends Error {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { FairQueue } from '../../src/embedding/fair-queue.js';
+import { FairQueue } from '../src/fair-queue.js';
 
 const drainInOrder = (queue: FairQueue<string>): string[] => {
   const out: string[] = [];
