@@ -168,6 +168,7 @@ export async function buildApp(deps: AppDependencies, logger?: FastifyBaseLogger
   const services = createServices(deps.config, {
     database: deps.database,
     reads: app.reads,
+    readsAs: app.readsAs,
     embedder: deps.embedder,
     log: app.log,
     onDiscoveryTimings: (timings, mode, vectorSearch) => app.metrics.observeDiscovery(timings, mode, vectorSearch),

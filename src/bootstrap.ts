@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 
-import { callerTenant } from './auth/caller-tenant.js';
 import { devSecret } from './auth/dev-secret.js';
 import { createVerifier, type TokenVerifier } from './auth/verifier.js';
 import { type Config, ConfigError } from './config.js';
@@ -11,14 +10,9 @@ import { LocalEmbedder } from './embedding/local.js';
 import { OpenAiEmbedder } from './embedding/openai.js';
 import type { Embedder } from './embedding/provider.js';
 
-/**
- * Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. Its
- * pool serves the callers' tenants in turns.
- */
+/** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.databasePoolSize, callerTenant)
-    : openEmbedded(config.dataDir, config.databasePoolSize, callerTenant);
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databasePoolSize) : openEmbedded(config.dataDir, config.databasePoolSize);
 }
 
 /** Opens and migrates the database, logging what was applied. */
@@ -36,7 +30,7 @@ export async function openMigratedDatabase(config: Config, log: Pick<FastifyBase
 
 /** Opens DATABASE_READ_URL beside the migrated primary, when set (start-up fails with a clear reason). */
 export async function openReplicaFor(config: Config, primary: Database, log: Pick<FastifyBaseLogger, 'info' | 'warn'>): Promise<ReadReplica | undefined> {
-  return config.readReplica ? openReadReplica(config.readReplica, primary, log, callerTenant) : undefined;
+  return config.readReplica ? openReadReplica(config.readReplica, primary, log) : undefined;
 }
 
 /**

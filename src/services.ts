@@ -34,6 +34,8 @@ export interface ServiceDependencies {
   database: Database;
   /** Where reads that may lag a little go (the read replica); default: the primary. */
   reads?: Executor;
+  /** The same, as a tenant makes them (its turn for a connection); default: the primary as the tenant. */
+  readsAs?: (tenant: string) => Executor;
   /** The loaded embedder; absent means lexical-only discovery (EMBEDDING_PROVIDER=none). */
   embedder?: Embedder;
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'debug'>;
@@ -106,7 +108,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
     log: shortlistQuality,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
-    reads,
+    readsAs: deps.readsAs ?? database.as,
     scoreFloors: config.discovery,
     shortlists,
     onTimings: deps.onDiscoveryTimings,

@@ -1,12 +1,12 @@
 /**
- * Interleaved A/B of new-request discovery: the services of several checkouts, started side by
+ * Interleaved A/B of discovery, new requests or cached ones (`--scenario`): the services of several checkouts, started side by
  * side on one database the bench kept (`npm run bench -- ... --keep-database`, every vector
  * already stored), loaded one after the other in rounds whose order rotates, so the machine's
  * drift falls on every checkout alike. Prints each run (p50/p99, req/s, errors, mean ms per stage
  * from the service's histograms) and the median per checkout and concurrency.
  *
  * Usage: npx tsx scripts/bench/interleaved.ts --database <url of the kept bench database>
- *   [--rounds 6] [--seconds 5] [--concurrency 1,32] [--threads 1] label=<checkout dir> ...
+ *   [--rounds 6] [--seconds 5] [--concurrency 1,32] [--threads 1] [--scenario new|cached] label=<checkout dir> ...
  * Each checkout needs its node_modules. The services use the local encoder (the bench's tool
  * vectors must be of the local model: a bench run with `--embedder local`, or a service left to
  * index the kept database first); they log in as the bench's caller of its first tenant.
@@ -30,8 +30,10 @@ const { values, positionals } = parseArgs({
     seconds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '1,32' },
     threads: { type: 'string', default: '1' },
+    scenario: { type: 'string', default: 'new' },
   },
 });
+if (!['new', 'cached'].includes(values.scenario)) throw new Error(`--scenario is new or cached, not ${values.scenario}`);
 if (!values.database || positionals.length < 2) throw new Error('usage: --database <url> label=<checkout> label=<checkout> ...');
 const seconds = Number(values.seconds);
 const concurrencies = values.concurrency.split(',').map(Number);
@@ -64,13 +66,24 @@ for (const spec of positionals) {
 
 const body = (query: string) => ({ query, top_k: 3, format: 'openai' });
 const metrics = async (service: Service): Promise<string> => (await fetch(`${service.base}/metrics`)).text();
-// Every request text is new to every service: its query and shortlist caches never hit.
+// new: every request text is new to every service, so its query and shortlist caches never hit.
+// cached: 50 texts, each asked once per service before the rounds, then served from its caches.
+const REPEATED = 50;
 let stream = 0;
 const texts = () => {
-  const offset = ++stream * 100_000;
-  return (i: number) => body(realRequestText(7, offset + i));
+  const offset = values.scenario === 'cached' ? 0 : ++stream * 100_000;
+  return (i: number) => body(realRequestText(7, offset + (values.scenario === 'cached' ? i % REPEATED : i)));
 };
-for (const service of services) await drive({ url: service.base, path: '/v1/discover', token, connections: 4, seconds: 3, body: texts() });
+for (const service of services) {
+  if (values.scenario === 'cached') {
+    const ask = texts();
+    for (let i = 0; i < REPEATED; i++) {
+      const response = await fetch(`${service.base}/v1/discover`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(ask(i)) });
+      await response.arrayBuffer();
+    }
+  }
+  await drive({ url: service.base, path: '/v1/discover', token, connections: 4, seconds: 3, body: texts() });
+}
 
 const runs = new Map<string, { p50: number[]; rps: number[]; errors: number }>();
 for (let round = 0; round < Number(values.rounds); round++) {

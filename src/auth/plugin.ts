@@ -1,4 +1,3 @@
-import { fastifyRequestContext } from '@fastify/request-context';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -36,12 +35,9 @@ function bearerToken(request: FastifyRequest): string {
 export default fp(
   async (app: FastifyInstance, options: { verify: TokenVerifier }) => {
     app.decorateRequest('principal', null as unknown as Principal);
-    // A context per request that the code a request runs reaches without arguments (callerTenant).
-    await app.register(fastifyRequestContext);
     app.decorate('authenticate', async (request: FastifyRequest, reply: FastifyReply) => {
       const principal = await options.verify(bearerToken(request));
       request.principal = principal;
-      request.requestContext.set('tenant', principal.tenant);
       // Every later line of the request's log says who called (the subject as the token gives it).
       logWith(request, reply, { tenant: principal.tenant, subject: principal.subject });
     });

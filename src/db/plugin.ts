@@ -11,6 +11,8 @@ declare module 'fastify' {
     database: Database;
     /** Reads that may lag the primary a little (discovery, listings, reports): the read replica when one is configured and healthy, else the primary. */
     reads: Db;
+    /** `reads` as a tenant makes them: its statements wait for a connection in that tenant's turn. */
+    readsAs: (tenant: string) => Db;
     /** DATABASE_READ_URL's replica, when configured. */
     readReplica: ReadReplica | undefined;
   }
@@ -25,6 +27,7 @@ export default fp(
   async (app: FastifyInstance, options: { database: Database; readReplica?: ReadReplica; owned: boolean }) => {
     app.decorate('database', options.database);
     app.decorate('reads', options.readReplica?.db ?? options.database.db);
+    app.decorate('readsAs', options.readReplica?.as ?? options.database.as);
     app.decorate('readReplica', options.readReplica);
     if (options.owned) {
       app.addHook('onClose', async () => {

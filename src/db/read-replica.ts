@@ -9,7 +9,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 
 import type { ReadReplicaConfig } from '../config.js';
-import { createPool, type Database, type Db, type PoolOwner } from './client.js';
+import { createPool, type Database, type Db, perOwner, poolAs } from './client.js';
 import { isConnectionError, sqlState } from './connection-errors.js';
 import { LagClock, parseLsn } from './replica-lag.js';
 import * as schema from './schema.js';
@@ -93,6 +93,8 @@ class RoutingPool {
 export class ReadReplica {
   /** Reads that may come from the replica: drizzle over the routing pool. */
   readonly db: Db;
+  /** The same reads as `owner` (a tenant) makes them: each pool's connections in that owner's turn. */
+  readonly as: (owner: string) => Db;
   readonly counts: ReadCounts = { replica: 0, primary: 0, fellBack: 0 };
   private current: ReplicaState = 'ok';
   private lastLagMs: number | undefined = 0;
@@ -107,6 +109,7 @@ export class ReadReplica {
     private readonly log: Logger,
   ) {
     this.db = drizzleNodePg({ client: new RoutingPool(pool, primary, this) as unknown as pg.Pool, schema }) as unknown as Db;
+    this.as = perOwner((owner) => drizzleNodePg({ client: new RoutingPool(poolAs(pool, owner), poolAs(primary, owner), this) as unknown as pg.Pool, schema }) as unknown as Db);
     this.clock = new LagClock(Math.max(config.maxLagMs, config.checkIntervalMs) * 2);
   }
 
@@ -199,9 +202,9 @@ export class ReadReplica {
  * the `vector` extension. Waits (up to 10 s) for it to replay the primary's WAL so a migration
  * just applied is there. Every failure names DATABASE_READ_URL.
  */
-export async function openReadReplica(config: ReadReplicaConfig, primary: Database, log: Logger, owner?: PoolOwner): Promise<ReadReplica> {
+export async function openReadReplica(config: ReadReplicaConfig, primary: Database, log: Logger): Promise<ReadReplica> {
   if (!primary.pool) throw new ReadReplicaError('DATABASE_READ_URL needs DATABASE_URL: the embedded database has no replicas');
-  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS }, owner);
+  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   try {
     await verifyReplica(pool, primary.pool);
   } catch (error) {

@@ -61,8 +61,12 @@ export interface DiscoveryOptions {
   log: DiscoveryLogSink;
   /** Callers seeing at least this many tools are searched through the HNSW index; fewer, exactly. */
   vectorIndexMinTools?: number;
-  /** Where retrieval reads (the read replica when configured); the discovery log is always written to `db`. */
-  reads?: Executor;
+  /**
+   * Where retrieval reads, as the caller's tenant (the read replica when configured; its
+   * statements wait for a connection in the tenant's turn); the discovery log is always written to
+   * `db`. Default: `db` for every tenant.
+   */
+  readsAs?: (tenant: string) => Executor;
   /** Score floors (calibrated probabilities); FUSION_PARAMS' defaults when absent. */
   scoreFloors?: Pick<FusionParams, 'minScore' | 'lowConfidenceScore'>;
   /** Whole shortlists per (tenant, scope set, request) and catalog revision; none when absent. */
@@ -96,7 +100,7 @@ export const CANDIDATE_DEPTH = 100;
  */
 export class DiscoveryService {
   private readonly vectorIndexMinTools: number;
-  private readonly reads: Executor;
+  private readonly readsAs: (tenant: string) => Executor;
   private readonly fusion: FusionParams;
   private readonly onTimings: NonNullable<DiscoveryOptions['onTimings']>;
   private readonly log: DiscoveryLogSink;
@@ -110,7 +114,7 @@ export class DiscoveryService {
   ) {
     this.log = options.log;
     this.vectorIndexMinTools = options.vectorIndexMinTools ?? 1000;
-    this.reads = options.reads ?? db;
+    this.readsAs = options.readsAs ?? (() => db);
     this.fusion = { ...FUSION_PARAMS, ...options.scoreFloors };
     this.onTimings = options.onTimings ?? (() => undefined);
     this.shortlists = options.shortlists ?? new ShortlistCache({ maxBytes: 0, ttlMs: 0 });
@@ -123,12 +127,13 @@ export class DiscoveryService {
     const started = performance.now();
     const query = prepareQuery(input.query);
     // One primary-key read: both caches serve only at the revision it names.
-    const revision = await catalogRevision(this.reads, principal.tenant);
+    const reads = this.readsAs(principal.tenant);
+    const revision = await catalogRevision(reads, principal.tenant);
     const revised = performance.now();
     const { shortlist, computed } = await this.shortlists.resolve(
       ShortlistCache.key(principal, input, query.text),
       revision,
-      () => this.compute(principal, input, query, revision),
+      () => this.compute(reads, principal, input, query, revision),
       // A degraded answer (no query vector) is not what the next caller should get once the embedder is back.
       (fresh) => !fresh.degraded,
     );
@@ -166,6 +171,7 @@ export class DiscoveryService {
 
   /** Computes a shortlist: embedding, statistics, retrieval, fusion, rows and rendering. */
   private async compute(
+    reads: Executor,
     principal: Principal,
     input: DiscoverInput,
     query: PreparedQuery,
@@ -193,7 +199,7 @@ export class DiscoveryService {
         : Promise.resolve([]),
     );
     const lexicalSide = (async () => {
-      const stats = await inSpan('discover.stats', () => this.stats.get(this.reads, principal.tenant, principal.scopes, revision));
+      const stats = await inSpan('discover.stats', () => this.stats.get(reads, principal.tenant, principal.scopes, revision));
       const counted = performance.now();
       const requests: LexicalRequest[] = parts.map((part) => ({
         visibility,
@@ -205,7 +211,7 @@ export class DiscoveryService {
         bm25: BM25_PARAMS,
         depth: CANDIDATE_DEPTH,
       }));
-      const lexical = oneStatement ? undefined : await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(this.reads, request)))));
+      const lexical = oneStatement ? undefined : await timed(inSpan('discover.lexical', () => Promise.all(requests.map((request) => lexicalCandidates(reads, request)))));
       return { stats, counted, requests, lexical };
     })();
     const [{ value: vectors, ms: embeddingMs }, { stats, counted, requests, lexical }] = await Promise.all([embedding, lexicalSide]);
@@ -216,8 +222,8 @@ export class DiscoveryService {
       const request = requests[i]!;
       const early = lexical?.value[i];
       const vector = values && embeddings ? { model: embeddings.model, values, search: stats.visible >= this.vectorIndexMinTools ? ('index' as const) : ('exact' as const) } : undefined;
-      if (!vector) return early ? { candidates: early.top, vectorSearch: undefined } : inSpan('discover.lexical', () => retrieveCandidates(this.reads, request));
-      return inSpan('discover.vector', () => (early ? vectorCandidates(this.reads, request, early, vector) : retrieveCandidates(this.reads, { ...request, vector })));
+      if (!vector) return early ? { candidates: early.top, vectorSearch: undefined } : inSpan('discover.lexical', () => retrieveCandidates(reads, request));
+      return inSpan('discover.vector', () => (early ? vectorCandidates(reads, request, early, vector) : retrieveCandidates(reads, { ...request, vector })));
     }));
     const retrieved = performance.now();
     const vectorSearch: VectorSearchOutcome | undefined = retrievals.find((r) => r.vectorSearch)?.vectorSearch;
@@ -229,7 +235,7 @@ export class DiscoveryService {
     const top = ranked.slice(0, input.top_k);
     const fused = performance.now();
 
-    const rows = new Map((await inSpan('discover.fetch', () => shortlistRows(this.reads, visibility, top.map((r) => r.toolId)))).map((row) => [row.id, row]));
+    const rows = new Map((await inSpan('discover.fetch', () => shortlistRows(reads, visibility, top.map((r) => r.toolId)))).map((row) => [row.id, row]));
     const fetched = performance.now();
     const rendering = startStage('discover.render');
     const tools: DiscoveredTool[] = [];

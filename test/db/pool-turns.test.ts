@@ -1,11 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { callerTenant } from '../../src/auth/caller-tenant.js';
-import { createPool, type Database, openPostgres } from '../../src/db/client.js';
+import { createPool, type Database, openPostgres, poolAs } from '../../src/db/client.js';
 import { TurnGate } from '../../src/db/pool-turns.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
@@ -70,22 +68,23 @@ describe('TurnGate', () => {
 forEachDatabase((db) => {
   describe('the pool takes tenants in turns', () => {
     it('hands a released connection to the next tenant in turn, not to the oldest waiter', async () => {
-      const store = new AsyncLocalStorage<string>();
-      const pool = createPool(db.current.url!, 2, {}, () => store.getStore() ?? '');
+      const pool = createPool(db.current.url!, 2);
       const out = new Set<pg.PoolClient>();
       const release = (client: pg.PoolClient) => {
         out.delete(client);
         client.release();
       };
       try {
-        const held = await Promise.all([store.run('a', () => pool.connect()), store.run('a', () => pool.connect())]);
+        const held = await Promise.all([poolAs(pool, 'a').connect(), poolAs(pool, 'a').connect()]);
         held.forEach((client) => out.add(client));
         const order: string[] = [];
         const waits = ['a1', 'a2', 'a3', 'b1'].map((label) =>
-          store.run(label[0]!, () => pool.connect()).then((client) => {
-            order.push(label);
-            out.add(client);
-          }),
+          poolAs(pool, label[0]!)
+            .connect()
+            .then((client) => {
+              order.push(label);
+              out.add(client);
+            }),
         );
         expect(pool.waitingCount).toBe(4);
         release(held[0]!);
@@ -99,8 +98,8 @@ forEachDatabase((db) => {
         [...out].forEach(release);
         await Promise.all(waits);
         expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
-        // Every connection still works once the turns are over.
-        const rows = await Promise.all(Array.from({ length: 4 }, () => pool.query('select 1 as one')));
+        // Every connection still works once the turns are over, through the pool and through a view.
+        const rows = await Promise.all(Array.from({ length: 4 }, (_, i) => (i % 2 ? pool : poolAs(pool, 'c')).query('select 1 as one')));
         expect(rows.map((r) => r.rows[0].one)).toEqual([1, 1, 1, 1]);
         expect(pool.waitingCount).toBe(0);
       } finally {
@@ -110,7 +109,7 @@ forEachDatabase((db) => {
       }
     });
 
-    it("a connection released as broken still gives its place back", async () => {
+    it('a connection released as broken still gives its place back', async () => {
       const pool = createPool(db.current.url!, 1);
       try {
         const client = await pool.connect();
@@ -125,17 +124,18 @@ forEachDatabase((db) => {
     });
   });
 
-  describe("requests reach the pool as their caller's tenant", () => {
+  describe('the database as a tenant', () => {
     let database: Database;
     let app: FastifyInstance;
     const owners: string[] = [];
 
     beforeAll(async () => {
-      database = await openPostgres(db.current.url!, 2, () => {
-        const tenant = callerTenant();
-        owners.push(tenant);
-        return tenant;
-      });
+      database = await openPostgres(db.current.url!, 2);
+      const as = database.as;
+      database.as = (owner) => {
+        owners.push(owner);
+        return as(owner);
+      };
       app = await buildTestApp({ database });
     });
     afterAll(async () => {
@@ -143,22 +143,69 @@ forEachDatabase((db) => {
       await database.close();
     });
 
-    it('names the token\'s tenant on every checkout of a publish, a discovery and an authorization', async () => {
+    it("runs its statements in the tenant's turn: one gets the next free connection ahead of the service's queued checkouts", async () => {
+      // A database of its own: the app's background work must not queue on this pool meanwhile.
+      const own = await openPostgres(db.current.url!, 2);
+      const pool = own.pool!;
+      const out = new Set<pg.PoolClient>();
+      try {
+        const held = await Promise.all([pool.connect(), pool.connect()]);
+        held.forEach((client) => out.add(client));
+        const granted: pg.PoolClient[] = [];
+        const waits = [pool.connect(), pool.connect()].map((waiting) =>
+          waiting.then((client) => {
+            granted.push(client);
+            out.add(client);
+          }),
+        );
+        let done = false;
+        const statement = own
+          .as('tenant-t')
+          .execute(sql`select 1 as one`)
+          .then(() => (done = true));
+        await until(() => pool.waitingCount === 3);
+        out.delete(held[0]!);
+        held[0]!.release();
+        await until(() => granted.length === 1);
+        out.delete(held[1]!);
+        held[1]!.release();
+        // The service queued first and takes the first turn; the tenant's statement takes the next
+        // and finishes, then the service's second checkout gets the connection it gave back. First
+        // come, first served would give that checkout the connection and leave the statement
+        // waiting while both are held.
+        await until(() => granted.length === 2);
+        expect(await Promise.race([statement.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 300))])).toBe(true);
+        expect(done).toBe(true);
+        for (const client of [...out]) {
+          out.delete(client);
+          client.release();
+        }
+        await Promise.all(waits);
+      } finally {
+        for (const client of out) client.release();
+        await own.close();
+      }
+    });
+
+    it("makes a discovery's reads as the caller's tenant, through REST and MCP find_tools", async () => {
       const tenant = uniqueTenant('turns');
       const publisher = await token({ tenant, scopes: [PUBLISH] });
-      owners.length = 0;
       expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: toolDocument() })).statusCode).toBe(201);
-      const discovered = await call(app, 'POST', '/v1/discover', { token: await token({ tenant, scopes: [] }), body: { query: 'refund an invoice' } });
+      const caller = await token({ tenant, scopes: [] });
+      owners.length = 0;
+      const discovered = await call(app, 'POST', '/v1/discover', { token: caller, body: { query: 'refund a paid invoice' } });
       expect(discovered.statusCode).toBe(200);
-      const authorized = await call(app, 'POST', '/v1/authorize', {
-        token: await token({ tenant, scopes: [] }),
-        body: { tool: 'issue_refund', arguments: { invoice_id: 'inv_1', amount: 100 } },
+      expect(discovered.json().tools.map((t: { name: string }) => t.name)).toEqual(['issue_refund']);
+      expect(owners).toEqual([tenant]);
+      const found = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { authorization: `Bearer ${caller}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'find_tools', arguments: { query: 'give money back' } } },
       });
-      expect(authorized.statusCode).toBe(200);
-      expect(owners.length).toBeGreaterThanOrEqual(3);
-      // Background writes (the discovery log, the audit trail) may check out as the service itself.
-      expect(owners.filter((owner) => owner === tenant).length).toBeGreaterThanOrEqual(3);
-      expect(owners.filter((owner) => owner !== tenant && owner !== '')).toEqual([]);
+      expect(found.statusCode).toBe(200);
+      expect(found.json().result.isError).not.toBe(true);
+      expect(owners).toEqual([tenant, tenant]);
     });
   });
 }, ['pglite-socket', 'postgres']);

@@ -8,7 +8,6 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 
 import { withClient } from '../../scripts/pg-session.js';
-import { callerTenant } from '../../src/auth/caller-tenant.js';
 import { type Database, fromPglite, openPostgres, rowsOf } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { servePgliteOverWire } from '../../src/db/pglite-wire.mjs';
@@ -71,7 +70,7 @@ function poolsOn(url: string): { connect(poolSize?: number): Promise<Database>; 
   const pools: Database[] = [];
   return {
     connect: async (poolSize = TEST_POOL_SIZE) => {
-      const database = await openPostgres(url, poolSize, callerTenant);
+      const database = await openPostgres(url, poolSize);
       pools.push(database);
       return database;
     },
