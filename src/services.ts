@@ -108,7 +108,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
     log: shortlistQuality,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
-    readsAs: deps.readsAs ?? database.as,
+    readsAs: deps.readsAs ?? (deps.reads ? () => reads : database.as),
     scoreFloors: config.discovery,
     shortlists,
     onTimings: deps.onDiscoveryTimings,

@@ -55,6 +55,8 @@ export class TurnGate {
           this.live -= 1;
           reject(new Error(TIMEOUT_MESSAGE));
         }, timeoutMs);
+        // Like pg-pool's own timer: a waiting checkout does not keep the process alive.
+        timer.unref();
       }
       this.waiting.push(owner, waiter);
       this.live += 1;

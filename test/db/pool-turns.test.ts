@@ -109,13 +109,18 @@ forEachDatabase((db) => {
       }
     });
 
-    it('a connection released as broken still gives its place back', async () => {
+    it('a connection released as broken gives its place back once it is closed, not before', async () => {
       const pool = createPool(db.current.url!, 1);
       try {
         const client = await pool.connect();
         const next = pool.connect();
+        let removed = false;
+        pool.once('remove', () => (removed = true));
         client.release(new Error('broken on purpose'));
+        // Still closing: a replacement opened now could exceed the connections the server allows.
+        expect(pool.waitingCount).toBe(1);
         const replacement = await next;
+        expect(removed).toBe(true);
         expect((await replacement.query('select 2 as two')).rows[0].two).toBe(2);
         replacement.release();
       } finally {
