@@ -213,15 +213,8 @@ const OWNER_VIEWS = 1_000;
 
 /** `make(owner)`, built once per owner and kept for the OWNER_VIEWS most recently used owners. */
 export function perOwner(make: (owner: string) => Db): (owner: string) => Db {
-  const views = new LRUCache<string, Db>({ max: OWNER_VIEWS });
-  return (owner) => {
-    let view = views.get(owner);
-    if (!view) {
-      view = make(owner);
-      views.set(owner, view);
-    }
-    return view;
-  };
+  const views = new LRUCache<string, Db>({ max: OWNER_VIEWS, memoMethod: make });
+  return (owner) => views.memo(owner);
 }
 
 /** A node-postgres pool whose sessions carry SESSION_SETTINGS, keep their connection when a statement fails, and take tenants in turns. */

@@ -73,16 +73,27 @@ describe('LocalEmbedder (worker threads)', () => {
   });
 });
 
-describe('EncoderLane batching', () => {
-  let lane: EncoderLane;
-
+/** A started lane with `options` for the enclosing describe's tests, closed after them. */
+function useLane(options: ConstructorParameters<typeof EncoderLane>[0]): { readonly lane: EncoderLane } {
+  let lane: EncoderLane | undefined;
   beforeAll(async () => {
-    lane = new EncoderLane({ maxQueue: 16, nice: 0, batchTexts: 3 });
+    lane = new EncoderLane(options);
     await lane.start();
   }, 60_000);
   afterAll(async () => lane?.close());
+  return {
+    get lane() {
+      if (!lane) throw new Error('the lane is not started yet');
+      return lane;
+    },
+  };
+}
+
+describe('EncoderLane batching', () => {
+  const started = useLane({ maxQueue: 16, nice: 0, batchTexts: 3 });
 
   it('sends the jobs that queued meanwhile as one model call, each caller getting its own vectors', async () => {
+    const { lane } = started;
     const model = await initModel(modelSource);
     const texts = ['refund a paid invoice', 'list open tickets', 'close a ticket', 'send a slack message', 'create a calendar event'];
     const expected = (await model.embed(texts)) as number[][];
@@ -94,6 +105,7 @@ describe('EncoderLane batching', () => {
   }, 60_000);
 
   it('never splits a job across calls, even one longer than a batch', async () => {
+    const { lane } = started;
     const before = lane.batches;
     const [long, short] = await Promise.all([lane.run(['a', 'b', 'c', 'd']), lane.run(['e'])]);
     expect(long).toHaveLength(4);
@@ -111,15 +123,10 @@ describe('boundText', () => {
 });
 
 describe('EncoderLane turns across tenants', () => {
-  let lane: EncoderLane;
-
-  beforeAll(async () => {
-    lane = new EncoderLane({ maxQueue: 4, nice: 0, batchTexts: 1 });
-    await lane.start();
-  }, 60_000);
-  afterAll(async () => lane?.close());
+  const started = useLane({ maxQueue: 4, nice: 0, batchTexts: 1 });
 
   it("serves another tenant's query next, taking the place of the flooding tenant's newest", async () => {
+    const { lane } = started;
     const order: string[] = [];
     const run = (tenant: string, text: string) =>
       lane.run([text], undefined, tenant).then(
