@@ -1,3 +1,5 @@
+import { FairQueue } from './fair-queue.js';
+
 /** What a group's run says of each of its calls, in the order they were given. */
 export type CallOutcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
@@ -12,23 +14,27 @@ interface Waiting<I, O> {
  * them (at most `maxGroup`). A call that finds nothing running starts a group of one at once, so a
  * lone call waits for no timer and no one else; under load a group grows with the time a run takes,
  * and a round trip or a commit is shared instead of paid per call. A run that throws fails every
- * call of its group with that error.
+ * call of its group with that error. A group is composed in turns across owners (`ownerOf`: the
+ * tenant), each owner's calls in the order they came: behind one tenant's flood of thousands of
+ * waiting calls, another tenant's call goes in the next group, not after the whole flood.
  */
 export class GroupedCalls<I, O> {
-  private queue: Waiting<I, O>[] = [];
+  private readonly queue = new FairQueue<Waiting<I, O>>(Number.POSITIVE_INFINITY);
   private running = false;
 
   constructor(
     /** Runs one group; returns one outcome per input, in order. */
     private readonly run: (inputs: I[]) => Promise<CallOutcome<O>[]>,
     private readonly maxGroup: number,
+    /** Whose call it is; calls of one owner take turns with no one. */
+    private readonly ownerOf: (input: I) => string = () => '',
   ) {
     if (!Number.isInteger(maxGroup) || maxGroup < 1) throw new RangeError(`maxGroup must be a positive integer, not ${maxGroup}`);
   }
 
   call(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ input, resolve, reject });
+      this.queue.push(this.ownerOf(input), { input, resolve, reject });
       if (!this.running) void this.drain();
     });
   }
@@ -36,8 +42,9 @@ export class GroupedCalls<I, O> {
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      while (this.queue.length > 0) {
-        const group = this.queue.splice(0, this.maxGroup);
+      while (this.queue.size > 0) {
+        const group: Waiting<I, O>[] = [];
+        while (group.length < this.maxGroup && this.queue.size > 0) group.push(this.queue.shift()!);
         let outcomes: CallOutcome<O>[];
         try {
           outcomes = await this.run(group.map((w) => w.input));

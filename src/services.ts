@@ -83,6 +83,8 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const { database, embedder, log } = deps;
   const { db } = database;
   const reads = deps.reads ?? db;
+  // A tenant's reads and writes wait for a connection in its turn (src/db/pool-turns.ts).
+  const readsAs = deps.readsAs ?? (deps.reads ? () => reads : database.as);
   const indexer = embedder
     ? new EmbeddingIndexer(db, embedder, log, {
         ...DEFAULT_INDEXER_OPTIONS,
@@ -93,12 +95,12 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const reindex = () => indexer?.notify();
   // A new version may change whether its learned aliases need approval: re-apply the rule.
   const settings = new SettingsService(db);
-  const tools = new ToolService(
-    db,
-    reads,
-    async (tx, row) => void (await updateLearnedText(tx, row.id, config.learning)),
-    (executor, tenantId) => settings.warningsAsErrors(executor, tenantId),
-  );
+  const tools = new ToolService(db, {
+    writesAs: database.as,
+    readsAs,
+    onRewrite: async (tx, row) => void (await updateLearnedText(tx, row.id, config.learning)),
+    warningsAsErrors: (executor, tenantId) => settings.warningsAsErrors(executor, tenantId),
+  });
   // Catalog statistics need no notice: they are checked against the tenant's catalog revision.
   tools.onChange(reindex);
   const queryEmbeddings = embedder ? new QueryEmbeddings(embedder, config.embedding.timeoutMs) : undefined;
@@ -108,7 +110,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const discovery = new DiscoveryService(db, queryEmbeddings, new CatalogStatsCache(), {
     log: shortlistQuality,
     vectorIndexMinTools: config.embedding.vectorIndexMinTools,
-    readsAs: deps.readsAs ?? (deps.reads ? () => reads : database.as),
+    readsAs,
     scoreFloors: config.discovery,
     shortlists,
     onTimings: deps.onDiscoveryTimings,

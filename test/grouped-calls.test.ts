@@ -29,6 +29,16 @@ describe('grouped calls', () => {
     expect(groups.map((g) => g.length)).toEqual([1, 3, 3, 1]);
   });
 
+  it("composes each group in turns across owners: behind one owner's flood, another's call goes in the next group", async () => {
+    const { groups, run } = doubling();
+    // Owners by hundreds: 100-199 is a, 200-299 is b.
+    const calls = new GroupedCalls(run, 3, (x: number) => String(Math.floor(x / 100)));
+    const results = await Promise.all([100, 101, 102, 103, 104, 105, 106, 200, 201].map((x) => calls.call(x)));
+    expect(results).toEqual([200, 202, 204, 206, 208, 210, 212, 400, 402]);
+    // First come, first served: [100], [101, 102, 103], [104, 105, 106], [200, 201].
+    expect(groups).toEqual([[100], [101, 200, 102], [201, 103, 104], [105, 106]]);
+  });
+
   it('fails only the calls whose outcome failed, and a whole group when its run throws; the next group still runs', async () => {
     const { run } = doubling((x) => x === 3);
     let throwOnce = true;

@@ -35,7 +35,7 @@ export class DecisionWriter {
           ),
         );
       }
-    }, maxBatch);
+    }, maxBatch, (record) => record.entry.tenantId);
   }
 
   /** Resolves when the decision is committed; rejects with the database's error. */

@@ -77,7 +77,11 @@ export class AuthorizeService {
     private readonly discoveries: { settle(id: string): Promise<void> } = { settle: async () => undefined },
   ) {
     this.decisions = new DecisionWriter(db);
-    this.reads = new GroupedCalls(async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })), DEFAULT_READ_GROUP);
+    this.reads = new GroupedCalls(
+      async (keys) => (await findForDecisions(db, keys)).map((value) => ({ ok: true, value })),
+      DEFAULT_READ_GROUP,
+      (key) => key.tenantId,
+    );
   }
 
   /** The decision (a 400 for input authorizeInputProblems refuses), audited under `action` ('call' when the registry itself runs the call: POST /v1/call, MCP call_tool). */

@@ -165,12 +165,30 @@ class StatementSafePool extends pg.Pool {
     // when pg-pool drops the client (released with an error, or broken), once it is closed, as
     // pg-pool itself serves its queue: a replacement opened before that could exceed the
     // connections the server allows (the embedded socket server allows exactly the pool's size).
+    // The client is marked closing before pg-pool sees it, because a client whose connection has
+    // already ended is removed, and 'remove' emitted, within the release itself.
+    //
+    // A client whose connection ends while checked out is released at once: it can run nothing
+    // more, and a holder may never release it (drizzle's transaction sends BEGIN outside its
+    // try/finally, so a BEGIN on a dead connection kept its client, and its place, for good: a
+    // database restart during a burst could take every place and wedge the service). The holder's
+    // own release then does nothing.
     const release = client.release.bind(client);
-    client.release = (err?: Error | boolean) => {
+    let released = false;
+    const giveBack = (err?: Error | boolean): void => {
+      if (released) return;
+      released = true;
+      client.off('end', died);
+      this.closing.add(client);
       release(err);
-      if (this.holds(client)) this.turns.release();
-      else this.closing.add(client);
+      if (this.holds(client)) {
+        this.closing.delete(client);
+        this.turns.release();
+      }
     };
+    const died = (): void => giveBack(new Error('the connection ended while checked out'));
+    client.once('end', died);
+    client.release = giveBack;
     return client;
   }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -140,7 +140,8 @@ function takeOver(dir: string, path: string, stale: LockOwner | null, staleText:
       renameSync(tmp, path);
       return true;
     } finally {
-      for (const file of readdirSync(dir)) if (file.startsWith(prefix)) unlinkSync(join(dir, file));
+      // A contender that created a later marker after this one was gone may be clearing them too.
+      for (const file of readdirSync(dir)) if (file.startsWith(prefix)) rmSync(join(dir, file), { force: true });
     }
   }
 }

@@ -133,22 +133,36 @@ async function refusedWarnings(executor: Executor, tenantId: string, doc: ToolDo
   );
 }
 
+export interface ToolServiceOptions {
+  /**
+   * The primary as a tenant uses it, for its writes and a publisher's reads: its statements wait
+   * for a connection in that tenant's turn (`Database.as`). Default: the primary as the service.
+   */
+  writesAs?: (tenant: string) => Db;
+  /** Other callers' reads and every listing, as the tenant (the read replica when configured). Default: the primary. */
+  readsAs?: (tenant: string) => Executor;
+  /** Runs inside every publish transaction that writes a new row. */
+  onRewrite?: ToolRewriteHook;
+  /** The tenant's refused warning codes (settings own them). */
+  warningsAsErrors?: WarningsAsErrors;
+}
+
 /** The registry's rules for publishing, reading and retiring tools. */
 export class ToolService {
   private readonly listeners: ToolChangeListener[] = [];
 
-  /**
-   * @param db the primary: writes, and a publisher's reads (read-your-own-write after a publish)
-   * @param reads other callers' reads and every listing (the read replica when configured)
-   * @param onRewrite runs inside every publish transaction that writes a new row
-   * @param warningsAsErrors the tenant's refused warning codes (settings own them)
-   */
-  constructor(
-    private readonly db: Db,
-    private readonly reads: Executor = db,
-    private readonly onRewrite: ToolRewriteHook = async () => undefined,
-    private readonly warningsAsErrors: WarningsAsErrors = async () => [],
-  ) {}
+  private readonly writesAs: (tenant: string) => Db;
+  private readonly readsAs: (tenant: string) => Executor;
+  private readonly onRewrite: ToolRewriteHook;
+  private readonly warningsAsErrors: WarningsAsErrors;
+
+  /** @param db the primary: writes, and a publisher's reads (read-your-own-write after a publish) */
+  constructor(db: Db, options: ToolServiceOptions = {}) {
+    this.writesAs = options.writesAs ?? (() => db);
+    this.readsAs = options.readsAs ?? (() => db);
+    this.onRewrite = options.onRewrite ?? (async () => undefined);
+    this.warningsAsErrors = options.warningsAsErrors ?? (async () => []);
+  }
 
   onChange(listener: ToolChangeListener): void {
     this.listeners.push(listener);
@@ -162,7 +176,7 @@ export class ToolService {
   async register(principal: Principal, doc: ToolDocument, options: WriteOptions = {}): Promise<WriteResult> {
     let row: ToolRow;
     try {
-      ({ row } = await writeTransaction(this.db, options.dryRun ?? false, async (tx) => {
+      ({ row } = await writeTransaction(this.writesAs(principal.tenant), options.dryRun ?? false, async (tx) => {
         const clash = await repo.findNameClash(tx, principal.tenant, doc.name);
         if (clash !== undefined) throw nameConflict(doc.name, clash);
         const refused = await refusedWarnings(tx, principal.tenant, doc, this.warningsAsErrors);
@@ -184,7 +198,7 @@ export class ToolService {
       }));
     } catch (error) {
       // Two publishes racing past the check: the unique index decides; name the winner if it can be read.
-      if (hasErrorCode(error, UNIQUE_VIOLATION)) throw nameConflict(doc.name, await repo.findNameClash(this.db, principal.tenant, doc.name).catch(() => undefined));
+      if (hasErrorCode(error, UNIQUE_VIOLATION)) throw nameConflict(doc.name, await repo.findNameClash(this.writesAs(principal.tenant), principal.tenant, doc.name).catch(() => undefined));
       throw error;
     }
     if (!options.dryRun) this.notify(row);
@@ -198,7 +212,7 @@ export class ToolService {
    */
   async replace(principal: Principal, name: string, doc: ToolDocument, ifMatch: string | undefined, options: WriteOptions = {}): Promise<WriteResult & { outcome: WriteOutcome; changes: string[] }> {
     const hash = contentHash(doc);
-    const result = await writeTransaction<{ row: ToolRow; outcome: WriteOutcome; changes: string[] }>(this.db, options.dryRun ?? false, async (tx) => {
+    const result = await writeTransaction<{ row: ToolRow; outcome: WriteOutcome; changes: string[] }>(this.writesAs(principal.tenant), options.dryRun ?? false, async (tx) => {
       const current = await repo.findTool(tx, principal.tenant, name, true);
       if (!current) throw toolNotFound(name);
       if (ifMatch !== undefined && !matchesEtag(ifMatch, etagOf(current))) {
@@ -235,7 +249,7 @@ export class ToolService {
 
   /** DELETE: retires a tool (kept in history, gone from discovery, denied by authorize). */
   async retire(principal: Principal, name: string, ifMatch: string | undefined): Promise<ToolRow> {
-    const row = await this.db.transaction(async (tx) => {
+    const row = await this.writesAs(principal.tenant).transaction(async (tx) => {
       const current = await repo.findTool(tx, principal.tenant, name, true);
       if (!current) throw toolNotFound(name);
       if (ifMatch !== undefined && !matchesEtag(ifMatch, etagOf(current))) {
@@ -258,7 +272,7 @@ export class ToolService {
    */
   async get(principal: Principal, name: string): Promise<ToolRow> {
     if (!TOOL_NAME.test(name)) throw invalidInput([{ pointer: '/name', message: `must match pattern "${TOOL_NAME_PATTERN}"`, in: 'params' }]);
-    const row = await repo.findTool(isPublisher(principal) ? this.db : this.reads, principal.tenant, name);
+    const row = await repo.findTool(isPublisher(principal) ? this.writesAs(principal.tenant) : this.readsAs(principal.tenant), principal.tenant, name);
     if (!row || !canSee(principal, row)) throw toolNotFound(name);
     return row;
   }
@@ -266,7 +280,7 @@ export class ToolService {
   /** A tool's version history (publishers only: it may show content the caller cannot use). */
   async history(principal: Principal, name: string): Promise<repo.ToolVersionRow[]> {
     const row = await this.get(principal, name);
-    return repo.listVersions(this.db, row.id);
+    return repo.listVersions(this.writesAs(principal.tenant), row.id);
   }
 
   /** GET list: one page of visible tools after `cursor`. */
@@ -275,7 +289,7 @@ export class ToolService {
     options: { limit: number; cursor?: string; includeRetired: boolean; category?: string; tags?: string[] },
   ): Promise<{ rows: ToolRow[]; nextCursor: string | null }> {
     const rows = await repo.listTools(
-      this.reads,
+      this.readsAs(principal.tenant),
       seenBy(principal, options.includeRetired),
       { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
     );

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 
 import { fromPglite, openEmbedded, openPostgres, rowsOf } from '../../src/db/client.js';
 import { LOCK_FILE } from '../../src/db/data-dir-lock.js';
@@ -51,6 +51,17 @@ describe('openPostgres', () => {
 const socketDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith('tool-registry-db-'));
 
 describe('openEmbedded: PGlite on a thread of its own, behind a private socket', () => {
+  // A temporary folder of this file's own: other test files open embedded databases at the same time.
+  const sharedTmp = process.env.TMPDIR;
+  beforeEach(() => {
+    process.env.TMPDIR = mkdtempSync(join(tmpdir(), 'embedded-tmp-'));
+  });
+  afterEach(() => {
+    rmSync(tmpdir(), { recursive: true, force: true });
+    if (sharedTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = sharedTmp;
+  });
+
   it('answers a pool of concurrent queries while the event loop stays free, keeps its data across a reopen, and leaves no socket or lock behind', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'embedded-'));
     const before = new Set(socketDirs());

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,13 @@ async function until(probe: () => boolean): Promise<void> {
     if (Date.now() > deadline) throw new Error('condition not reached in 5 s');
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/** Cuts `client`'s connection as a network failure or a database restart would, and waits until pg has seen it close. */
+async function dropConnection(client: pg.PoolClient): Promise<void> {
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  await ended;
 }
 
 describe('TurnGate', () => {
@@ -127,6 +135,35 @@ forEachDatabase((db) => {
         await pool.end();
       }
     });
+
+    it('a connection that died while checked out gives its place back when released, however late', async () => {
+      const pool = createPool(db.current.url!, 1, { connectionTimeoutMillis: 2_000 });
+      try {
+        const client = await pool.connect();
+        await dropConnection(client);
+        // The holder finds out on its next statement and releases the client with that error, as
+        // queryAs does; pg-pool then removes a client that is already closed at once.
+        const error = await client.query('select 1').catch((e: Error) => e);
+        client.release(error as Error);
+        expect((await pool.query('select 3 as three')).rows[0].three).toBe(3);
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('a transaction whose BEGIN finds its connection dead gives the place back', async () => {
+      const pool = createPool(db.current.url!, 1, { connectionTimeoutMillis: 2_000 });
+      try {
+        // drizzle's transaction sends BEGIN outside its try/finally: when BEGIN fails, it never releases its client.
+        pool.once('acquire', (client: pg.PoolClient) => void dropConnection(client));
+        const drizzleDb = drizzle({ client: pool });
+        await expect(drizzleDb.transaction(async (tx) => tx.execute(sql`select 1`))).rejects.toThrow();
+        expect((await pool.query('select 4 as four')).rows[0].four).toBe(4);
+        expect((await drizzleDb.transaction(async (tx) => tx.execute(sql`select 5 as five`))).rows[0]).toEqual({ five: 5 });
+      } finally {
+        await pool.end();
+      }
+    });
   });
 
   describe('the database as a tenant', () => {
@@ -211,6 +248,22 @@ forEachDatabase((db) => {
       expect(found.statusCode).toBe(200);
       expect(found.json().result.isError).not.toBe(true);
       expect(owners).toEqual([tenant, tenant]);
+    });
+
+    it("makes a publisher's writes and reads, and every listing, as the caller's tenant", async () => {
+      const tenant = uniqueTenant('turns-publish');
+      const publisher = await token({ tenant, scopes: [PUBLISH] });
+      const reader = await token({ tenant, scopes: [] });
+      owners.length = 0;
+      const doc = toolDocument();
+      expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: doc })).statusCode).toBe(201);
+      expect((await call(app, 'PUT', `/v1/tools/${doc.name}`, { token: publisher, body: { ...doc, version: '1.1.0', description: `${doc.description} Now in euros too.` } })).statusCode).toBe(200);
+      expect((await call(app, 'GET', `/v1/tools/${doc.name}`, { token: reader })).statusCode).toBe(200);
+      expect((await call(app, 'GET', `/v1/tools/${doc.name}/versions`, { token: publisher })).statusCode).toBe(200);
+      expect((await call(app, 'GET', '/v1/tools', { token: reader })).json().tools).toHaveLength(1);
+      expect((await call(app, 'DELETE', `/v1/tools/${doc.name}`, { token: publisher })).statusCode).toBe(200);
+      expect(owners.length).toBeGreaterThanOrEqual(6);
+      expect(new Set(owners)).toEqual(new Set([tenant]));
     });
   });
 }, ['pglite-socket', 'postgres']);

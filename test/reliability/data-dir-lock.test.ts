@@ -73,7 +73,7 @@ describe('DATA_DIR lock (real processes)', () => {
       const racers = Array.from({ length: 4 }, () => contend(dir, 1_500));
       const results = await Promise.all(racers.map((r) => r.done));
       expect(results.filter((r) => r.out === 'acquired'), JSON.stringify(results)).toHaveLength(1);
-      expect(results.filter((r) => r.out.startsWith('refused: DATA_DIR'))).toHaveLength(3);
+      expect(results.filter((r) => r.out.startsWith('refused: DATA_DIR')), JSON.stringify(results)).toHaveLength(3);
       // Leave a stale lock again for the next round.
       expect((await contend(dir, 0, true).done).signal).toBe('SIGKILL');
     }
