@@ -65,4 +65,27 @@ describe('FairQueue', () => {
     expect(queue.size).toBe(0);
     expect(queue.shift()).toBeUndefined();
   });
+  it('keeps every owner in order through a long queue, with items pushed while it drains', () => {
+    // Long enough that the queue drops its spent front several times (at 1,024 items and more).
+    const queue = new FairQueue<string>(Number.POSITIVE_INFINITY);
+    for (let i = 0; i < 5_000; i += 1) queue.push('a', `a${i}`);
+    queue.push('b', 'b0');
+    const served: string[] = [];
+    for (;;) {
+      const peeked = queue.peek();
+      const next = queue.shift();
+      expect(next).toBe(peeked);
+      if (next === undefined) break;
+      served.push(next);
+      if (served.length % 1_000 === 0) queue.push('b', `b${served.length}`);
+    }
+    expect(served).toHaveLength(5_006);
+    const a = served.filter((x) => x.startsWith('a'));
+    expect(a).toEqual(Array.from({ length: 5_000 }, (_, i) => `a${i}`));
+    expect(served.filter((x) => x.startsWith('b'))).toEqual(['b0', 'b1000', 'b2000', 'b3000', 'b4000', 'b5000']);
+    // b's items each came out on the turn after they were pushed, not after a's backlog.
+    expect(served.slice(0, 3)).toEqual(['a0', 'b0', 'a1']);
+    expect(served.indexOf('b2000')).toBe(served.indexOf('a1998') + 1);
+    expect(queue.size).toBe(0);
+  });
 });
