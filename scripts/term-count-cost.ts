@@ -27,7 +27,7 @@ const scopes = realCallerScopes();
 const visibility = { tenantId: tenant, scopes, includeRetired: false };
 
 await db.execute(sql`delete from term_count_revisions where tenant_id = ${tenant}`);
-const refresh = new TermCountRefresh(db, { debug: () => undefined });
+const refresh = new TermCountRefresh(db, { debug: () => undefined, warn: () => undefined });
 await refresh.runOnce(); // first sight of the revision
 const started = performance.now();
 if (!(await refresh.runOnce()).includes(tenant)) throw new Error(`${tenant} was not rebuilt`);

@@ -4,6 +4,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LRUCache } from 'lru-cache';
 
+import { MAX_SYNC_TOOLS } from '../catalog/schemas.js';
 import { listAllTools } from '../mcp-client/list-tools.js';
 import { propagatingFetch } from '../telemetry/outgoing.js';
 import { VERSION } from '../version.js';
@@ -40,35 +41,69 @@ class UpstreamRefusal extends UpstreamError {}
 
 const MAX_SESSIONS = 256;
 const CLOSE_WAIT_MS = 2_000;
+/**
+ * A whole tools/list, every page, must end within this (or one connect timeout, if longer): the
+ * periodic sync visits every tenant's upstreams one after another, so an upstream paging slowly
+ * must not hold the others' syncs for hours.
+ */
+const LISTING_DEADLINE_MS = 60_000;
+
+const tooLarge = (maxBytes: number) => new UpstreamError('too_large', `the upstream's response is larger than ${maxBytes} bytes`);
+
+/**
+ * `body` with each server-sent event (the bytes up to a blank line) held to `maxBytes`. The SDK
+ * buffers an event whole before parsing it, so one endless event on the long-lived stream of
+ * notifications would grow the heap until the process died, for every tenant.
+ */
+function cappedEvents(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+  let eventBytes = 0;
+  let afterNewline = false;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (const byte of chunk) {
+          if (byte === 0x0d) continue; // CR: lines may end in CRLF
+          if (byte === 0x0a && afterNewline) eventBytes = 0;
+          afterNewline = byte === 0x0a;
+          eventBytes += 1;
+          if (eventBytes > maxBytes) return controller.error(tooLarge(maxBytes));
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
 
 /**
  * fetch for upstreams: redirects are refused (an allow-listed URL must not send the registry, and
  * the upstream's credentials, elsewhere), and a response body past the cap fails the request.
- * The long-lived GET stream of notifications is not capped (each event is parsed alone).
+ * On the long-lived GET stream of notifications, the cap holds for each event.
  */
-function guardedFetch(maxBytes: number): FetchLike {
+export function guardedFetch(maxBytes: number): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, { ...init, redirect: 'manual' });
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
       throw new UpstreamError('redirect', `the upstream answered ${response.status} (a redirect); redirects are not followed`);
     }
-    if (init?.method !== 'POST' || !response.body) return response;
+    if (!response.body) return response;
+    const wrap = (body: ReadableStream<Uint8Array>) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    if (init?.method !== 'POST') return wrap(cappedEvents(response.body, maxBytes));
     if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
       await response.body.cancel();
-      throw new UpstreamError('too_large', `the upstream's response is larger than ${maxBytes} bytes`);
+      throw tooLarge(maxBytes);
     }
     let seen = 0;
     const capped = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.byteLength;
-          if (seen > maxBytes) controller.error(new UpstreamError('too_large', `the upstream's response is larger than ${maxBytes} bytes`));
+          if (seen > maxBytes) controller.error(tooLarge(maxBytes));
           else controller.enqueue(chunk);
         },
       }),
     );
-    return new Response(capped, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return wrap(capped);
   };
 }
 
@@ -77,6 +112,7 @@ function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError 
   const clean = (message: string) => redact(message, target.headers).slice(0, 300);
   if (error instanceof UpstreamError) return new UpstreamError(error.kind, clean(error.message));
   if (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout)) return new UpstreamError('timeout', 'the upstream did not answer in time');
+  if (error instanceof DOMException && error.name === 'TimeoutError') return new UpstreamError('timeout', 'the upstream did not answer in time');
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   // fetch's TypeError ('fetch failed', cause ECONNREFUSED...) means nothing answered.
@@ -153,7 +189,12 @@ export class UpstreamClients {
   /** Every tool of the upstream, with the server's name. */
   async list(target: UpstreamTarget): Promise<{ tools: Tool[]; server: string | undefined }> {
     return this.withSession(target, async (client) => ({
-      tools: await listAllTools(client, { timeout: this.options.connectTimeoutMs }),
+      // As many tools as one catalog sync may carry.
+      tools: await listAllTools(
+        client,
+        { timeout: this.options.connectTimeoutMs, signal: AbortSignal.timeout(Math.max(LISTING_DEADLINE_MS, this.options.connectTimeoutMs)) },
+        MAX_SYNC_TOOLS,
+      ),
       server: client.getServerVersion()?.name,
     }));
   }

@@ -1,3 +1,5 @@
+import { setImmediate } from 'node:timers/promises';
+
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import semver from 'semver';
 import type { Static } from 'typebox';
@@ -46,6 +48,9 @@ export class UpstreamSync {
     const wanted: WantedTool[] = [];
     const seen = new Set<string>();
     for (const remote of listed) {
+      // Checking a tool compiles its schema (milliseconds each): between tools, every other
+      // request runs, so an upstream listing thousands of tools does not hold the event loop.
+      await setImmediate();
       const document = this.documentFor(upstream, remote, server, outcome);
       if (!document) continue;
       if (seen.has(document.name)) {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { catalogStats } from '../../src/discovery/repository.js';
@@ -12,7 +12,7 @@ import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, uniqueTenant } from '../helpers/tokens.js';
 
-const quiet = { debug: () => undefined };
+const quiet = { debug: () => undefined, warn: () => undefined };
 const GAUGE = ['gauges:read'];
 const VALVE = ['valves:write'];
 const QUERY = 'calibrate the pressure gauge and open the valve, zorblax mode';
@@ -109,6 +109,24 @@ forEachDatabase((db) => {
       expect(await storedRevision(small)).toBe(await currentRevision(small));
       const [row] = await rowsOf<{ n: number }>(executor().execute(sql`select count(*)::int as n from term_counts where tenant_id = ${small}`));
       expect(row?.n).toBe(0);
+    });
+
+    it("goes on to the other tenants when one tenant's rebuild fails, and says so", async () => {
+      const failing = uniqueTenant('term-counts-failing');
+      await register(failing, 'read_gauge', 'Read a pressure gauge.', GAUGE);
+      await register(small, 'read_gauge_thrice', 'Read a pressure gauge three times.', GAUGE);
+      const warned: unknown[] = [];
+      const refresh = new TermCountRefresh(executor(), { debug: () => undefined, warn: (context: unknown) => void warned.push(context) });
+      const rebuild = (refresh as unknown as { rebuild(tenant: string): Promise<boolean> }).rebuild.bind(refresh);
+      vi.spyOn(refresh as unknown as { rebuild(tenant: string): Promise<boolean> }, 'rebuild').mockImplementation(async (tenantId) => {
+        if (tenantId === failing) throw new Error('canceling statement due to statement timeout');
+        return rebuild(tenantId);
+      });
+      await refresh.runOnce();
+      const rebuilt = await refresh.runOnce();
+      expect(rebuilt).toContain(small);
+      expect(rebuilt).not.toContain(failing);
+      expect(warned).toEqual([expect.objectContaining({ tenant: failing })]);
     });
   });
 });

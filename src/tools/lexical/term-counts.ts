@@ -39,7 +39,7 @@ export class TermCountRefresh {
 
   constructor(
     private readonly db: Db,
-    private readonly log: Pick<FastifyBaseLogger, 'debug'>,
+    private readonly log: Pick<FastifyBaseLogger, 'debug' | 'warn'>,
     private readonly options: TermCountOptions = TERM_COUNT_DEFAULTS,
   ) {}
 
@@ -59,9 +59,17 @@ export class TermCountRefresh {
       if (signal?.aborted) break;
       const settled = this.seen.get(tenant) === revision;
       this.seen.set(tenant, revision);
-      if (settled && (await this.rebuild(tenant))) {
-        this.seen.delete(tenant);
-        rebuilt.push(tenant);
+      if (!settled) continue;
+      // One tenant's failure (a statement timeout on a huge catalog) must not keep the tenants
+      // after it from their counts: it is counted at query time, and tried again next pass.
+      try {
+        if (await this.rebuild(tenant)) {
+          this.seen.delete(tenant);
+          rebuilt.push(tenant);
+        }
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        this.log.warn({ err: error, tenant }, 'storing term counts failed for a tenant; its words are counted at query time until a later pass stores them');
       }
     }
     return rebuilt;
