@@ -1,4 +1,4 @@
-import type { Embedder } from './provider.js';
+import { type Embedder, EmbeddingRefused } from './provider.js';
 
 export interface OpenAiEmbedderOptions {
   url: string;
@@ -10,6 +10,9 @@ export interface OpenAiEmbedderOptions {
 interface EmbeddingsResponse {
   data: { index: number; embedding: number[] }[];
 }
+
+// What an endpoint answers for input it will not embed (a text over the model's length, for one).
+const REFUSED = new Set([400, 413, 422]);
 
 const isResponse = (body: unknown): body is EmbeddingsResponse =>
   typeof body === 'object' && body !== null && Array.isArray((body as EmbeddingsResponse).data);
@@ -36,6 +39,7 @@ export class OpenAiEmbedder implements Embedder {
       body: JSON.stringify({ model: this.options.model, input: texts }),
       signal: AbortSignal.timeout(this.options.timeoutMs),
     });
+    if (REFUSED.has(response.status)) throw new EmbeddingRefused(`embedding endpoint refused the texts (${response.status})`);
     if (!response.ok) throw new Error(`embedding endpoint answered ${response.status}`);
     const body: unknown = await response.json();
     if (!isResponse(body) || body.data.length !== texts.length) throw new Error('embedding endpoint returned an unexpected body');

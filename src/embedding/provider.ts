@@ -27,6 +27,14 @@ export interface Embedder {
   close?(): Promise<void>;
 }
 
+/**
+ * The embedder refused the texts themselves (HTTP 400, 413 or 422: one too long for the model, say),
+ * not because it is down: other texts would go through.
+ */
+export class EmbeddingRefused extends Error {
+  override readonly name = 'EmbeddingRefused';
+}
+
 /** Rejects after `ms` so a hung embedder cannot hold a request hostage. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

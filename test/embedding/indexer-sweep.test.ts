@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
 import { DEFAULT_INDEXER_OPTIONS, EmbeddingIndexer } from '../../src/embedding/indexer.js';
-import type { Embedder } from '../../src/embedding/provider.js';
+import { type Embedder, EmbeddingRefused } from '../../src/embedding/provider.js';
 import { staleTools, staleToolsInTurns } from '../../src/embedding/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
@@ -173,5 +173,38 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     await indexer.flush();
     expect(inner.calls).toBe(calls + 1);
     expect(await staleTools(database.database.db, embedder.model, 100)).toEqual([]);
+  });
+  it("embeds every other tool when the embedder refuses one tool's text, and fails only that tool", async () => {
+    const inner = new HashingEmbedder();
+    const batches: number[] = [];
+    // Refuses any request holding the poisoned text, as an endpoint refuses a text over its model's length.
+    const embedder: Embedder = {
+      model: 'refusing-model',
+      embed: async (texts) => {
+        batches.push(texts.length);
+        if (texts.some((text) => text.includes('poisoned'))) throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
+        return inner.embed(texts);
+      },
+    };
+    const tools = new ToolService(database.database.db);
+    const poisoned = validator.validate(toolDocument({ name: 'poisoned_tool', description: 'A poisoned description no endpoint takes.', aliases: [], examples: [] }));
+    if (!poisoned.ok) throw new Error('fixture invalid');
+    await tools.register({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, poisoned.document);
+    await publish(db, 'sweep-refused-b', 'refused_b', 3);
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      batchSize: 64,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    await indexer.flush();
+    expect(indexer.status).toBe('ok');
+    // Only the poisoned tool is left stale, and it is marked failed; every other tenant's tool has its vectors.
+    expect((await staleTools(database.database.db, embedder.model, 1000)).map((t) => t.name)).toEqual(['poisoned_tool']);
+    const [failed] = await rowsOf<{ n: number }>(database.database.db.execute(sql`select count(*)::int as n from embedding_failures where model = 'refusing-model'`));
+    expect(failed!.n).toBe(1);
+    expect(batches.length).toBeGreaterThan(2);
+    // The next pass tries it again and still goes through.
+    await indexer.flush();
+    expect(indexer.status).toBe('ok');
   });
 }));

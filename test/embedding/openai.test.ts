@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { OpenAiEmbedder, type OpenAiEmbedderOptions } from '../../src/embedding/openai.js';
+import { EmbeddingRefused } from '../../src/embedding/provider.js';
 
 // What is real: the embedder's request and its reading of the answer; fetch is a stub that
 // records the call and answers as an OpenAI-compatible endpoint would (or would not).
@@ -72,6 +73,13 @@ describe('OpenAiEmbedder', () => {
     const calls = stubFetch(() => json({ data: [] }));
     expect(await new OpenAiEmbedder(options()).embed([])).toEqual([]);
     expect(calls).toHaveLength(0);
+  });
+
+  it('says the endpoint refused the texts themselves when it answers 400, 413 or 422', async () => {
+    for (const status of [400, 413, 422]) {
+      stubFetch(() => json({ error: { message: 'input too long' } }, status));
+      await expect(new OpenAiEmbedder(options()).embed(['x'])).rejects.toThrow(new EmbeddingRefused(`embedding endpoint refused the texts (${status})`));
+    }
   });
 
   it('rejects with the status when the endpoint answers an error', async () => {
