@@ -23,6 +23,8 @@ interface UpstreamClientOptions {
   connectTimeoutMs: number;
   callTimeoutMs: number;
   maxResponseBytes: number;
+  /** Open sessions kept, across every tenant's upstreams (default MAX_SESSIONS). */
+  maxSessions?: number;
 }
 
 /** Why an upstream could not answer: `unreachable` (503) or anything else it did wrong (502). */
@@ -107,6 +109,8 @@ export function guardedFetch(maxBytes: number): FetchLike {
   };
 }
 
+const closeSession = (session: Promise<Client>): void => void session.then((client) => client.close()).catch(() => undefined);
+
 /** An error from the SDK or the network as an UpstreamError whose message holds no header value. */
 function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError {
   const clean = (message: string) => redact(message, target.headers).slice(0, 300);
@@ -127,15 +131,29 @@ function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError 
  * `onToolsChanged` hears an open session's `notifications/tools/list_changed`.
  */
 export class UpstreamClients {
-  private readonly sessions = new LRUCache<string, Promise<Client>>({
-    max: MAX_SESSIONS,
-    dispose: (session) => void session.then((client) => client.close()).catch(() => undefined),
-  });
+  private readonly sessions: LRUCache<string, Promise<Client>>;
+  /** Calls running on each session. */
+  private readonly inUse = new Map<Promise<Client>, number>();
+  /** Sessions left (evicted, dropped, failed) that still carry calls: closed once the last one ends. */
+  private readonly closeWhenIdle = new Set<Promise<Client>>();
 
   constructor(
     private readonly options: UpstreamClientOptions,
     private readonly onToolsChanged: (target: UpstreamTarget) => void = () => undefined,
-  ) {}
+  ) {
+    // Sessions are shared by every tenant's upstreams: a session evicted to make room for another
+    // tenant's is closed only once its calls have ended, so that tenant's calls in flight are not
+    // cut off (closing at once failed them with "connection closed", a 502).
+    this.sessions = new LRUCache<string, Promise<Client>>({
+      max: options.maxSessions ?? MAX_SESSIONS,
+      dispose: (session) => this.retire(session),
+    });
+  }
+
+  private retire(session: Promise<Client>): void {
+    if (this.inUse.has(session)) this.closeWhenIdle.add(session);
+    else closeSession(session);
+  }
 
   private open(target: UpstreamTarget): Promise<Client> {
     const existing = this.sessions.get(target.key);
@@ -173,17 +191,28 @@ export class UpstreamClients {
   private async withSession<T>(target: UpstreamTarget, work: (client: Client) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       const session = this.open(target);
+      this.inUse.set(session, (this.inUse.get(session) ?? 0) + 1);
       try {
         return await work(await session);
       } catch (error) {
         if (error instanceof UpstreamRefusal) throw error;
         this.forget(target.key, session);
-        void session.then((client) => client.close()).catch(() => undefined);
+        this.closeWhenIdle.add(session);
         // 404: the session expired upstream (restart, idle timeout); the request never ran.
         if (attempt === 0 && error instanceof StreamableHTTPError && error.code === 404) continue;
         throw upstreamFailure(error, target);
+      } finally {
+        this.done(session);
       }
     }
+  }
+
+  /** One call on `session` ended: a session already left is closed after its last call. */
+  private done(session: Promise<Client>): void {
+    const left = (this.inUse.get(session) ?? 1) - 1;
+    if (left > 0) return void this.inUse.set(session, left);
+    this.inUse.delete(session);
+    if (this.closeWhenIdle.delete(session)) closeSession(session);
   }
 
   /** Every tool of the upstream, with the server's name. */

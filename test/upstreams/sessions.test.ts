@@ -1,0 +1,67 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+
+import { UpstreamClients, type UpstreamTarget } from '../../src/upstreams/client.js';
+
+/**
+ * Upstream sessions are shared by every tenant's upstreams and bounded: the session evicted to
+ * make room for another tenant's upstream must not cut off the calls running on it.
+ */
+describe('upstream sessions', () => {
+  let server: Server;
+  let url: string;
+  let release: () => void = () => undefined;
+  let started: () => void = () => undefined;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      const mcp = new McpServer({ name: 'slow', version: '1.0.0' });
+      mcp.registerTool('slow', { description: 'Answers once the test lets it.', inputSchema: { text: z.string() } }, async ({ text }) => {
+        started();
+        await new Promise<void>((resolve) => (release = resolve));
+        return { content: [{ type: 'text', text: `slow: ${text}` }] };
+      });
+      mcp.registerTool('fast', { description: 'Answers at once.', inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text: `fast: ${text}` }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      response.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      void mcp.connect(transport).then(() => transport.handleRequest(request, response));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  });
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+
+  const target = (tenant: string): UpstreamTarget => ({ key: `${tenant}/up`, tenant, name: 'up', url, headers: {} });
+
+  it("lets a call finish on a session evicted for another tenant's upstream, then closes it", async () => {
+    const clients = new UpstreamClients({ connectTimeoutMs: 5_000, callTimeoutMs: 10_000, maxResponseBytes: 1 << 20, maxSessions: 1 });
+    try {
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const slow = clients.call(target('tenant-a'), 'slow', { text: 'a' });
+      await running;
+      // Another tenant's upstream takes the only session place.
+      expect(await clients.call(target('tenant-b'), 'fast', { text: 'b' })).toMatchObject({ content: [{ type: 'text', text: 'fast: b' }] });
+      release();
+      expect(await slow).toMatchObject({ content: [{ type: 'text', text: 'slow: a' }] });
+      // The evicted session is gone: tenant a's next call opens a new one and works.
+      expect(await clients.call(target('tenant-a'), 'fast', { text: 'again' })).toMatchObject({ content: [{ type: 'text', text: 'fast: again' }] });
+    } finally {
+      release();
+      await clients.close();
+    }
+  });
+});
