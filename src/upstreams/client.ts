@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -5,7 +7,7 @@ import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type To
 import { LRUCache } from 'lru-cache';
 
 import { MAX_SYNC_TOOLS } from '../catalog/schemas.js';
-import { listAllTools } from '../mcp-client/list-tools.js';
+import { listAllTools, MAX_TOOL_PAGES } from '../mcp-client/list-tools.js';
 import { propagatingFetch } from '../telemetry/outgoing.js';
 import { VERSION } from '../version.js';
 import { redact } from './secrets.js';
@@ -59,14 +61,22 @@ const tooLarge = (maxBytes: number) => new UpstreamError('too_large', `the upstr
  */
 function cappedEvents(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
   let eventBytes = 0;
-  let afterNewline = false;
+  // SSE lines end in CRLF, LF or CR alone; a line end right after another is a blank line.
+  let atLineStart = false;
+  let afterCr = false;
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         for (const byte of chunk) {
-          if (byte === 0x0d) continue; // CR: lines may end in CRLF
-          if (byte === 0x0a && afterNewline) eventBytes = 0;
-          afterNewline = byte === 0x0a;
+          const lf = byte === 0x0a;
+          if (lf && afterCr) {
+            afterCr = false; // the LF of a CRLF: one line end, already counted
+            continue;
+          }
+          const lineEnd = lf || byte === 0x0d;
+          if (lineEnd && atLineStart) eventBytes = 0;
+          atLineStart = lineEnd;
+          afterCr = byte === 0x0d;
           eventBytes += 1;
           if (eventBytes > maxBytes) return controller.error(tooLarge(maxBytes));
         }
@@ -107,6 +117,23 @@ export function guardedFetch(maxBytes: number): FetchLike {
     );
     return wrap(capped);
   };
+}
+
+/**
+ * Runs `work` with a signal aborted (as a TimeoutError) after `ms`, and never after `work` ended:
+ * the SDK leaves a listener on the signal of every request it sent, which AbortSignal.timeout
+ * would fire later, cancelling requests long answered.
+ */
+async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  // One listener per page of a listing.
+  setMaxListeners(MAX_TOOL_PAGES + 1, deadline.signal);
+  const timer = setTimeout(() => deadline.abort(new DOMException('the upstream did not answer in time', 'TimeoutError')), ms);
+  try {
+    return await work(deadline.signal);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const closeSession = (session: Promise<Client>): void => void session.then((client) => client.close()).catch(() => undefined);
@@ -218,11 +245,9 @@ export class UpstreamClients {
   /** Every tool of the upstream, with the server's name. */
   async list(target: UpstreamTarget): Promise<{ tools: Tool[]; server: string | undefined }> {
     return this.withSession(target, async (client) => ({
-      // As many tools as one catalog sync may carry.
-      tools: await listAllTools(
-        client,
-        { timeout: this.options.connectTimeoutMs, signal: AbortSignal.timeout(Math.max(LISTING_DEADLINE_MS, this.options.connectTimeoutMs)) },
-        MAX_SYNC_TOOLS,
+      tools: await withDeadline(Math.max(LISTING_DEADLINE_MS, this.options.connectTimeoutMs), (signal) =>
+        // As many tools as one catalog sync may carry.
+        listAllTools(client, { timeout: this.options.connectTimeoutMs, signal }, MAX_SYNC_TOOLS),
       ),
       server: client.getServerVersion()?.name,
     }));

@@ -65,8 +65,8 @@ describe('the notification stream of an upstream is bounded per event', () => {
   const read = async (): Promise<string> => (await guardedFetch(1_024)(url, { method: 'GET' })).text();
   const event = (bytes: number, newline = '\n') => `data: ${'x'.repeat(bytes - 7)}${newline}${newline}`;
 
-  it('passes any number of events under the cap, whatever the stream’s total, with LF or CRLF line ends', async () => {
-    chunks = [event(600), event(600), event(600, '\r\n'), event(1_000, '\r\n')];
+  it('passes any number of events under the cap, whatever the stream’s total, with LF, CRLF or CR line ends', async () => {
+    chunks = [event(600), event(600), event(600, '\r\n'), event(1_000, '\r\n'), event(900, '\r'), event(900, '\r'), event(700)];
     expect(await read()).toBe(chunks.join(''));
   });
 
