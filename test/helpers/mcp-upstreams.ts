@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -68,17 +68,15 @@ export interface ScriptedServer {
   stop(): Promise<void>;
 }
 
-export async function startScripted(initial: string[]): Promise<ScriptedServer> {
-  const tools = new Set(initial);
-  const state: ScriptedServer = { url: '', tools, lastHeaders: {}, stop: async () => undefined };
+/**
+ * A stateless streamable-HTTP MCP server on a free port: each request gets a fresh McpServer that
+ * `register` fills (so the tools it registers may change between requests); `onRequest` sees each request first.
+ */
+export async function serveStateless(register: (mcp: McpServer) => void, onRequest: (request: IncomingMessage) => void = () => undefined): Promise<{ url: string; stop(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
-    state.lastHeaders = request.headers;
+    onRequest(request);
     const mcp = new McpServer({ name: 'scripted', version: '1.0.0' });
-    for (const name of tools) {
-      mcp.registerTool(name, { description: `The ${name.replace(/-/g, ' ')} tool of the scripted server.`, inputSchema: { text: z.string().describe('Any text') } }, ({ text }) => ({
-        content: [{ type: 'text', text: `${name}: ${text}` }],
-      }));
-    }
+    register(mcp);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
       void transport.close();
@@ -87,11 +85,31 @@ export async function startScripted(initial: string[]): Promise<ScriptedServer> 
     void mcp.connect(transport).then(() => transport.handleRequest(request, response));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  state.stop = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function startScripted(initial: string[]): Promise<ScriptedServer> {
+  const tools = new Set(initial);
+  const state: ScriptedServer = { url: '', tools, lastHeaders: {}, stop: async () => undefined };
+  const served = await serveStateless(
+    (mcp) => {
+      for (const name of tools) {
+        mcp.registerTool(name, { description: `The ${name.replace(/-/g, ' ')} tool of the scripted server.`, inputSchema: { text: z.string().describe('Any text') } }, ({ text }) => ({
+          content: [{ type: 'text', text: `${name}: ${text}` }],
+        }));
+      }
+    },
+    (request) => (state.lastHeaders = request.headers),
+  );
+  state.url = served.url;
+  state.stop = served.stop;
   return state;
 }
 

@@ -1,49 +1,30 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 
 import { UpstreamClients, type UpstreamTarget } from '../../src/upstreams/client.js';
+import { serveStateless } from '../helpers/mcp-upstreams.js';
 
 /**
  * Upstream sessions are shared by every tenant's upstreams and bounded: the session evicted to
  * make room for another tenant's upstream must not cut off the calls running on it.
  */
 describe('upstream sessions', () => {
-  let server: Server;
   let url: string;
+  let stop: () => Promise<void>;
   let release: () => void = () => undefined;
   let started: () => void = () => undefined;
 
   beforeAll(async () => {
-    server = createServer((request, response) => {
-      const mcp = new McpServer({ name: 'slow', version: '1.0.0' });
+    ({ url, stop } = await serveStateless((mcp) => {
       mcp.registerTool('slow', { description: 'Answers once the test lets it.', inputSchema: { text: z.string() } }, async ({ text }) => {
         started();
         await new Promise<void>((resolve) => (release = resolve));
         return { content: [{ type: 'text', text: `slow: ${text}` }] };
       });
       mcp.registerTool('fast', { description: 'Answers at once.', inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text: `fast: ${text}` }] }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      response.on('close', () => {
-        void transport.close();
-        void mcp.close();
-      });
-      void mcp.connect(transport).then(() => transport.handleRequest(request, response));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    }));
   });
-  afterAll(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  afterAll(() => stop());
 
   const target = (tenant: string): UpstreamTarget => ({ key: `${tenant}/up`, tenant, name: 'up', url, headers: {} });
 
