@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 
 import { type Database, rowsOf } from '../db/client.js';
 import type { EmbeddingIndexer } from './indexer.js';
-import { markStale } from './repository.js';
+import { indexCounts, markStale } from './repository.js';
 
 export interface ReembedResult {
   model: string;
@@ -23,6 +23,10 @@ export async function reembed(database: Database, indexer: EmbeddingIndexer, opt
   // Failures surface through indexer.status, checked below.
   await indexer.flush();
   if (indexer.status !== 'ok') throw new Error(`re-embedding failed: ${indexer.status}`);
+  // Tools whose texts the embedder refused fail alone and the pass goes on (an endpoint that
+  // refuses everything, a wrong model name, fails them all): that is no success either.
+  const { failed } = await indexCounts(database.db, model);
+  if (failed > 0) throw new Error(`re-embedding failed: the embedder refused the texts of ${failed} tool(s); see embedding_failures`);
   const [row] = await rowsOf<{ tools: number }>(
     database.db.execute(sql`select count(distinct tool_id)::int as tools from tool_embeddings where model = ${model}`),
   );

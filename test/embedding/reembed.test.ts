@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { rowsOf } from '../../src/db/client.js';
-import type { Embedder } from '../../src/embedding/provider.js';
+import { type Embedder, EmbeddingRefused } from '../../src/embedding/provider.js';
 import { reembed } from '../../src/embedding/reembed.js';
 import { createServices } from '../../src/services.js';
 import { ToolService } from '../../src/tools/service.js';
@@ -42,6 +42,17 @@ describe('reembed (PGlite in-process)', () => {
   it('drops other models\' vectors on request', async () => {
     await database.database.db.execute(sql`update tool_embeddings set model = 'old-model'`);
     await reembed(database.database, indexerFor(new HashingEmbedder()), { purgeOtherModels: true });
+    expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
+  });
+
+  it('fails loudly when the embedder refuses every text (a wrong model name answered 400), keeping the previous vectors', async () => {
+    const refusing: Embedder = {
+      model: 'test-hashing-64',
+      embed: async () => {
+        throw new EmbeddingRefused('embedding endpoint refused the texts (400)');
+      },
+    };
+    await expect(reembed(database.database, indexerFor(refusing), { purgeOtherModels: false })).rejects.toThrow('re-embedding failed: the embedder refused the texts of 3 tool(s)');
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 
