@@ -118,6 +118,7 @@ const EnvSchema = Type.Object({
   UPSTREAM_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
   UPSTREAM_CALL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
   UPSTREAM_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 1024, maximum: 256 * 1024 * 1024, default: 4 * 1024 * 1024 }),
+  UPSTREAM_MAX_CALLS_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 32 }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -231,6 +232,8 @@ export interface UpstreamConfig {
   callTimeoutMs: number;
   /** The largest response body read from an upstream (a tools/call result, a tools/list page). */
   maxResponseBytes: number;
+  /** Calls forwarded to upstreams that one tenant may have running at once, per replica (429 beyond). */
+  maxCallsInFlight: number;
 }
 
 /** The read replica (DATABASE_READ_URL) and how it is watched. */
@@ -365,6 +368,7 @@ function toConfig(env: Env): Config {
       connectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
       callTimeoutMs: env.UPSTREAM_CALL_TIMEOUT_MS,
       maxResponseBytes: env.UPSTREAM_MAX_RESPONSE_BYTES,
+      maxCallsInFlight: env.UPSTREAM_MAX_CALLS_IN_FLIGHT,
     },
     tracing: tracingConfig(env),
   };

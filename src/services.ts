@@ -119,7 +119,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const authorize = new AuthorizeService(db, learning, deps.onAuthorizeDecision, reindex, discoveryLog);
 
   const upstreams = gateway(config, deps, tools);
-  const calls = new CallService(db, authorize, upstreams, deps.onUpstreamCall);
+  const calls = new CallService(db, authorize, upstreams, deps.onUpstreamCall, config.upstreams.maxCallsInFlight);
 
   const failed = (message: string) => (error: unknown) => log.warn({ err: error }, message);
   const jobs = [

@@ -32,11 +32,20 @@ type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) =
  * 'call_result'. A tool the caller may not see is a 404, as GET /v1/tools/{name} answers.
  */
 export class CallService {
+  /** Calls running upstream, per tenant. */
+  private readonly inFlight = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly authorize: AuthorizeService,
     private readonly upstreams: UpstreamService,
     private readonly onCall: CallListener = () => undefined,
+    /**
+     * Calls one tenant may have running upstream at once: each holds a socket and up to
+     * UPSTREAM_MAX_RESPONSE_BYTES for as long as UPSTREAM_CALL_TIMEOUT_MS, so a tenant's slow,
+     * large upstream must not fill the process's memory for every tenant.
+     */
+    private readonly maxInFlight: number = Number.POSITIVE_INFINITY,
   ) {}
 
   async call(principal: Principal, input: CallInput): Promise<CallToolResult> {
@@ -53,6 +62,12 @@ export class CallService {
     }
     const started = performance.now();
     const upstream = route.upstream.name;
+    const running = this.inFlight.get(principal.tenant) ?? 0;
+    if (running >= this.maxInFlight) {
+      await this.audit(principal, input, decision, { upstream, latency_ms: 0, outcome: 'failed', error: 'too many calls in flight' });
+      throw new AppError('rate_limited', `this tenant already has ${running} calls running upstream (UPSTREAM_MAX_CALLS_IN_FLIGHT); retry when one has ended`);
+    }
+    this.inFlight.set(principal.tenant, running + 1);
     try {
       const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments);
       const seconds = (performance.now() - started) / 1000;
@@ -67,6 +82,10 @@ export class CallService {
       await this.audit(principal, input, decision, { upstream, latency_ms: Math.round(seconds * 1000), outcome: 'failed', error: error.message });
       const code = error.kind === 'unreachable' ? 'unavailable' : 'bad_gateway';
       throw new AppError(code, `upstream '${upstream}' failed: ${error.message}`);
+    } finally {
+      const left = (this.inFlight.get(principal.tenant) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(principal.tenant, left);
+      else this.inFlight.delete(principal.tenant);
     }
   }
 
