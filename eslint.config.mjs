@@ -10,7 +10,8 @@ import tseslint from 'typescript-eslint';
  * any folder of a lower layer, never one of its own layer or above: no folder cycle can form.
  */
 const LAYERS = [
-  ['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls'],
+  ['config', 'errors', 'json-pointer', 'version', 'background-job', 'fair-queue', 'in-flight'],
+  ['grouped-calls'], // takes its groups from a fair-queue
   ['telemetry'],
   ['db', 'auth'],
   ['http'],
@@ -23,7 +24,7 @@ const LAYERS = [
   ['server', 'eval'],
   ['cli'],
 ];
-const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls', 'app', 'bootstrap', 'services', 'server']);
+const MODULES = new Set(['config', 'errors', 'json-pointer', 'version', 'background-job', 'grouped-calls', 'fair-queue', 'in-flight', 'app', 'bootstrap', 'services', 'server']);
 // Files, not elements: a top-level module is one file, and element patterns match folders only.
 const category = (name) => (MODULES.has(name) ? `src/${name}.ts` : `src/${name}/**`);
 const layering = {

@@ -182,19 +182,22 @@ export class EmbeddingIndexer {
     try {
       if (missing.length > 0) computed = await this.embedder.embed(missing, { purpose: 'index', signal: this.stopping.signal });
     } catch (error) {
+      // A stop is no failure.
+      if (this.stopping.signal.aborted) throw error;
+      const refused = error instanceof EmbeddingRefused;
       // Texts the embedder refuses (one too long for it) are looked for by halves, so that the
       // other tools of the batch, other tenants' among them, are embedded: failing the whole batch
       // failed every pass on the same batch, and no tenant's new tools got vectors again.
-      if (error instanceof EmbeddingRefused && batch.length > 1 && !this.stopping.signal.aborted) {
+      if (refused && batch.length > 1) {
         const half = Math.ceil(batch.length / 2);
         await this.embedBatch(batch.slice(0, half));
         await this.embedBatch(batch.slice(half));
         return;
       }
-      // Publishers see it as index_status "failed" until a retry succeeds (a stop is no failure).
-      if (!this.stopping.signal.aborted) await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
+      // Publishers see it as index_status "failed" until a retry succeeds.
+      await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
       // A refused tool alone fails only itself: the pass goes on.
-      if (error instanceof EmbeddingRefused && !this.stopping.signal.aborted) return;
+      if (refused) return;
       throw error;
     }
     const fresh = new Map(missing.map((text, i) => [text, computed[i]!]));

@@ -6,6 +6,7 @@ import type { Principal } from '../auth/principal.js';
 import type { AuthorizeService, Decision } from '../authorize/service.js';
 import type { Db } from '../db/client.js';
 import { AppError, toolNotFound } from '../errors.js';
+import { InFlight } from '../in-flight.js';
 import { UpstreamError } from './client.js';
 import { findRoute } from './repository.js';
 import type { CallBody } from './schemas.js';
@@ -33,7 +34,7 @@ type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) =
  */
 export class CallService {
   /** Calls running upstream, per tenant. */
-  private readonly inFlight = new Map<string, number>();
+  private readonly inFlight = new InFlight<string>();
 
   constructor(
     private readonly db: Db,
@@ -62,12 +63,12 @@ export class CallService {
     }
     const started = performance.now();
     const upstream = route.upstream.name;
-    const running = this.inFlight.get(principal.tenant) ?? 0;
+    const running = this.inFlight.count(principal.tenant);
     if (running >= this.maxInFlight) {
       await this.audit(principal, input, decision, { upstream, latency_ms: 0, outcome: 'failed', error: 'too many calls in flight' });
       throw new AppError('rate_limited', `this tenant already has ${running} calls running upstream (UPSTREAM_MAX_CALLS_IN_FLIGHT); retry when one has ended`);
     }
-    this.inFlight.set(principal.tenant, running + 1);
+    this.inFlight.enter(principal.tenant);
     try {
       const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments);
       const seconds = (performance.now() - started) / 1000;
@@ -83,9 +84,7 @@ export class CallService {
       const code = error.kind === 'unreachable' ? 'unavailable' : 'bad_gateway';
       throw new AppError(code, `upstream '${upstream}' failed: ${error.message}`);
     } finally {
-      const left = (this.inFlight.get(principal.tenant) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(principal.tenant, left);
-      else this.inFlight.delete(principal.tenant);
+      this.inFlight.leave(principal.tenant);
     }
   }
 

@@ -7,6 +7,7 @@ import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type To
 import { LRUCache } from 'lru-cache';
 
 import { MAX_SYNC_TOOLS } from '../catalog/schemas.js';
+import { InFlight } from '../in-flight.js';
 import { listAllTools, MAX_TOOL_PAGES } from '../mcp-client/list-tools.js';
 import { propagatingFetch } from '../telemetry/outgoing.js';
 import { VERSION } from '../version.js';
@@ -160,7 +161,7 @@ function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError 
 export class UpstreamClients {
   private readonly sessions: LRUCache<string, Promise<Client>>;
   /** Calls running on each session. */
-  private readonly inUse = new Map<Promise<Client>, number>();
+  private readonly inUse = new InFlight<Promise<Client>>();
   /** Sessions left (evicted, dropped, failed) that still carry calls: closed once the last one ends. */
   private readonly closeWhenIdle = new Set<Promise<Client>>();
 
@@ -178,7 +179,7 @@ export class UpstreamClients {
   }
 
   private retire(session: Promise<Client>): void {
-    if (this.inUse.has(session)) this.closeWhenIdle.add(session);
+    if (this.inUse.count(session) > 0) this.closeWhenIdle.add(session);
     else closeSession(session);
   }
 
@@ -218,7 +219,7 @@ export class UpstreamClients {
   private async withSession<T>(target: UpstreamTarget, work: (client: Client) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       const session = this.open(target);
-      this.inUse.set(session, (this.inUse.get(session) ?? 0) + 1);
+      this.inUse.enter(session);
       try {
         return await work(await session);
       } catch (error) {
@@ -236,10 +237,7 @@ export class UpstreamClients {
 
   /** One call on `session` ended: a session already left is closed after its last call. */
   private done(session: Promise<Client>): void {
-    const left = (this.inUse.get(session) ?? 1) - 1;
-    if (left > 0) return void this.inUse.set(session, left);
-    this.inUse.delete(session);
-    if (this.closeWhenIdle.delete(session)) closeSession(session);
+    if (this.inUse.leave(session) === 0 && this.closeWhenIdle.delete(session)) closeSession(session);
   }
 
   /** Every tool of the upstream, with the server's name. */
