@@ -140,8 +140,10 @@ function takeOver(dir: string, path: string, stale: LockOwner | null, staleText:
       renameSync(tmp, path);
       return true;
     } finally {
-      // A contender that created a later marker after this one was gone may be clearing them too.
-      for (const file of readdirSync(dir)) if (file.startsWith(prefix)) rmSync(join(dir, file), { force: true });
+      // The markers only (`<prefix><n>`): another contender's file on its way to becoming one
+      // (`<prefix><n>.tmp-…`) is its own, and removing it failed that contender with ENOENT. A
+      // contender that created a later marker after this one was gone may be clearing them too.
+      for (const file of readdirSync(dir)) if (file.startsWith(prefix) && /^\d+$/.test(file.slice(prefix.length))) rmSync(join(dir, file), { force: true });
     }
   }
 }
