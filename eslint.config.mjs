@@ -15,7 +15,7 @@ const LAYERS = [
   ['telemetry'],
   ['db', 'auth'],
   ['http'],
-  ['audit'],
+  ['audit', 'retention'],
   ['tools'], // its lexical index, src/tools/lexical/, sits inside: see `lexicalIndex` below
   ['embedding', 'authorize', 'settings', 'mcp-client', 'catalog'],
   ['discovery', 'learning', 'upstreams'],

@@ -15,7 +15,7 @@ export const DISCOVERY_SCORE_DEFAULTS = { minScore: 0.02, lowConfidenceScore: 0.
 /** OTEL_TRACES_SAMPLER values (the specification's built-in samplers). */
 export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 
-const EnvSchema = Type.Object({
+export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: '0.0.0.0' }),
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
@@ -95,6 +95,9 @@ const EnvSchema = Type.Object({
   LEARNED_ALIAS_VOTES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 20 }),
   LEARNED_ALIAS_MAX_PER_TOOL: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
   LEARNED_ALIAS_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  // Days a discovery log entry / an audit record is kept; 0 keeps them for good (docs/operations.md, "Log retention").
+  DISCOVERY_LOG_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 30 }),
+  AUDIT_LOG_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 0 }),
   // Requests per minute per principal (tenant + subject) and replica; 0 disables the limit.
   RATE_LIMIT_DISCOVER_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   RATE_LIMIT_AUTHORIZE_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 3000 }),
@@ -183,6 +186,8 @@ export interface Config {
     /** Misses one subject may teach per hour in a tenant (bounds learning work per principal). */
     votesPerHour: number;
   };
+  /** Days the discovery log and the audit log keep a row; 0: for good. */
+  retention: { discoveryLogDays: number; auditLogDays: number };
   /** Requests per minute per principal and replica; 0 means unlimited. */
   rateLimit: { discoverPerMinute: number; authorizePerMinute: number; mcpPerMinute: number; publishPerMinute: number };
   /** Origins allowed by CORS: empty means same-origin only, ['*'] any origin. */
@@ -349,6 +354,7 @@ function toConfig(env: Env): Config {
       ttlDays: env.LEARNED_ALIAS_TTL_DAYS,
       votesPerHour: env.LEARNED_ALIAS_VOTES_PER_HOUR,
     },
+    retention: { discoveryLogDays: env.DISCOVERY_LOG_RETENTION_DAYS, auditLogDays: env.AUDIT_LOG_RETENTION_DAYS },
     rateLimit: {
       discoverPerMinute: env.RATE_LIMIT_DISCOVER_PER_MINUTE,
       authorizePerMinute: env.RATE_LIMIT_AUTHORIZE_PER_MINUTE,

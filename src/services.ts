@@ -18,6 +18,7 @@ import type { Embedder } from './embedding/provider.js';
 import { QueryEmbeddings } from './embedding/query-cache.js';
 import { updateLearnedText } from './learning/repository.js';
 import { LearningService } from './learning/service.js';
+import { LogRetention } from './retention/log-retention.js';
 import { SettingsService } from './settings/service.js';
 import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './tools/lexical/term-counts.js';
 import { ToolService } from './tools/service.js';
@@ -128,6 +129,15 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   ];
   const termCounts = new TermCountRefresh(db, log);
   jobs.push(new BackgroundJob((signal) => termCounts.runOnce(signal), { atStart: true, everyMs: TERM_COUNTS_INTERVAL_MS }, failed('storing term counts failed; retrying later')));
+  const retention = new LogRetention(
+    db,
+    [
+      { table: 'discovery_log', days: config.retention.discoveryLogDays },
+      { table: 'audit_log', days: config.retention.auditLogDays },
+    ],
+    log,
+  );
+  if (retention.enabled) jobs.push(new BackgroundJob((signal) => retention.runOnce(signal), { atStart: true, everyMs: HOUR }, failed('deleting log rows past their retention failed; retrying in an hour')));
   if (config.upstreams.syncIntervalMs > 0) {
     jobs.push(new BackgroundJob((signal) => upstreams.syncAll(signal), { atStart: false, everyMs: config.upstreams.syncIntervalMs }, failed('syncing upstream MCP servers failed; retrying later')));
   }

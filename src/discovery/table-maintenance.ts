@@ -3,8 +3,14 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { type Db, rowsOf } from '../db/client.js';
 
-/** Tables the discovery statements plan over. */
+/** Tables the discovery statements plan over: vacuumed and analyzed. */
 const TABLES = ['tools', 'tool_terms', 'tool_embeddings', 'tool_usage'] as const;
+/**
+ * The logs whose old rows retention deletes (src/retention/): vacuumed only, so their space is
+ * used again. Their statements read them by index whatever the statistics, and analyzing a log
+ * that grows with every call would hold the one backend again and again.
+ */
+const LOGS: readonly string[] = ['discovery_log', 'audit_log'];
 
 /** How often the service reads the modification counters (a BackgroundJob runs runOnce). */
 export const MAINTENANCE_INTERVAL_MS = 10_000;
@@ -62,6 +68,7 @@ export class TableMaintenance {
     const o = this.options;
     const rows = Math.max(state.rows, 0);
     const vacuum = state.dead > o.vacuumThreshold + o.vacuumScale * rows;
+    if (LOGS.includes(state.table)) return vacuum ? 'vacuum' : undefined;
     const analyze = state.rows < 0 || state.modified > o.analyzeThreshold + o.analyzeScale * rows;
     if (vacuum) return analyze ? 'vacuum analyze' : 'vacuum';
     return analyze ? 'analyze' : undefined;
@@ -76,7 +83,7 @@ export class TableMaintenance {
         from pg_class c
         join pg_namespace n on n.oid = c.relnamespace and n.nspname = current_schema()
         left join pg_stat_user_tables s on s.relid = c.oid
-        where c.relkind = 'r' and c.relname in (${sql.join(TABLES.map((t) => sql`${t}`), sql`, `)})
+        where c.relkind = 'r' and c.relname in (${sql.join([...TABLES, ...LOGS].map((t) => sql`${t}`), sql`, `)})
         order by c.relname`),
     );
     return rows.map((r) => ({ table: r.table, rows: Number(r.rows), modified: Number(r.modified ?? 0), dead: Number(r.dead ?? 0) }));
