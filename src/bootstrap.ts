@@ -12,7 +12,9 @@ import type { Embedder } from './embedding/provider.js';
 
 /** Opens the configured database: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databasePoolSize) : openEmbedded(config.dataDir, config.databasePoolSize);
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, config.databasePoolSize, { statementTimeoutMs: config.databaseStatementTimeoutMs })
+    : openEmbedded(config.dataDir, config.databasePoolSize);
 }
 
 /** Opens and migrates the database, logging what was applied. */

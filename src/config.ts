@@ -23,6 +23,8 @@ export const EnvSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_READ_URL: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_READ_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  // Longest one statement of the service may run on PostgreSQL before the server cancels it; 0: no bound.
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 30_000 }),
   // Reads go to the primary while the replica is further behind than this (0: never by lag).
   DATABASE_READ_MAX_LAG_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 5000 }),
   DATABASE_READ_CHECK_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1000 }),
@@ -133,6 +135,12 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Connections of the node-postgres pool (external PostgreSQL only). */
   databasePoolSize: number;
+  /**
+   * How long one statement may run on PostgreSQL (and its read replica) before the server cancels
+   * it, so a slow statement cannot hold a pooled connection for good; 0: unbounded. Migrations and
+   * index builds are exempt; PGlite cannot interrupt a statement and ignores it.
+   */
+  databaseStatementTimeoutMs: number;
   /** A streaming replica of DATABASE_URL serving discovery and other reads; absent: the primary serves them. */
   readReplica: ReadReplicaConfig | undefined;
   dataDir: string;
@@ -245,6 +253,8 @@ export interface UpstreamConfig {
 export interface ReadReplicaConfig {
   url: string;
   poolSize: number;
+  /** As the primary's (Config.databaseStatementTimeoutMs). */
+  statementTimeoutMs: number;
   /** Replication lag beyond which reads go to the primary; 0 disables the rule. */
   maxLagMs: number;
   /** How often the replica's reachability, recovery state and lag are checked. */
@@ -298,12 +308,14 @@ function toConfig(env: Env): Config {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     readReplica:
       env.DATABASE_READ_URL === undefined
         ? undefined
         : {
             url: env.DATABASE_READ_URL,
             poolSize: env.DATABASE_READ_POOL_SIZE,
+            statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
             maxLagMs: env.DATABASE_READ_MAX_LAG_MS,
             checkIntervalMs: env.DATABASE_READ_CHECK_INTERVAL_MS,
           },

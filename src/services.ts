@@ -116,7 +116,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
     shortlists,
     onTimings: deps.onDiscoveryTimings,
   });
-  const learning = new LearningService(db, { ...config.learning, defaultMode: embedder ? 'hybrid' : 'lexical' }, reindex, reads);
+  const learning = new LearningService(db, { ...config.learning, defaultMode: embedder ? 'hybrid' : 'lexical', auditLogDays: config.retention.auditLogDays }, reindex, reads);
   const authorize = new AuthorizeService(db, learning, deps.onAuthorizeDecision, reindex, discoveryLog);
 
   const upstreams = gateway(config, deps, tools);

@@ -126,6 +126,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://primary/registry', DATABASE_READ_URL: 'postgres://replica/registry' }).readReplica).toEqual({
       url: 'postgres://replica/registry',
       poolSize: 10,
+      statementTimeoutMs: 30_000,
       maxLagMs: 5000,
       checkIntervalMs: 1000,
     });

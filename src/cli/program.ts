@@ -207,7 +207,8 @@ function createProgram(io: CliIo, state: State): Command {
       const config = loadConfig(io.env);
       const embedder = await createEmbedder(config);
       if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
-      const database = await openMigratedDatabase(config, { info: () => undefined });
+      // An operator's maintenance command: its statements (purging another model's vectors) are not bounded like a request's.
+      const database = await openMigratedDatabase({ ...config, databaseStatementTimeoutMs: 0 }, { info: () => undefined });
       try {
         const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
         const { indexer } = createServices(config, { database, embedder, log: silent });

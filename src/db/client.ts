@@ -235,9 +235,27 @@ export function perOwner(make: (owner: string) => Db): (owner: string) => Db {
   return (owner) => views.memo(owner);
 }
 
+/** How a pool's connections are made: pg-pool's own options, and the bound on one statement. */
+export interface PoolOptions extends Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client' | 'statement_timeout'> {
+  /**
+   * The server cancels a statement running longer (SQLSTATE 57014), so one slow statement (a
+   * publisher's audit search over years of rows, a lock held elsewhere) cannot hold a pooled
+   * connection, and with it a place every tenant needs, for good. Sent as a startup parameter, so
+   * `RESET statement_timeout` returns a session to it; 0 or absent: no bound.
+   */
+  statementTimeoutMs?: number;
+}
+
 /** A node-postgres pool whose sessions carry SESSION_SETTINGS, keep their connection when a statement fails, and take tenants in turns. */
-export function createPool(url: string, poolSize: number, options: Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client'> = {}): pg.Pool {
-  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
+export function createPool(url: string, poolSize: number, options: PoolOptions = {}): pg.Pool {
+  const { statementTimeoutMs, ...poolOptions } = options;
+  const pool = new StatementSafePool({
+    ...poolOptions,
+    ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+    connectionString: url,
+    max: poolSize,
+    Client: SessionClient,
+  });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -251,8 +269,8 @@ function clientSession(client: pg.PoolClient): SqlSession {
 }
 
 /** Opens PostgreSQL at `url` through a node-postgres pool; fails clearly without pgvector. */
-export async function openPostgres(url: string, poolSize = 10): Promise<Database> {
-  const pool = createPool(url, poolSize);
+export async function openPostgres(url: string, poolSize = 10, options: Pick<PoolOptions, 'statementTimeoutMs'> = {}): Promise<Database> {
+  const pool = createPool(url, poolSize, options);
   let version: string;
   try {
     const { rows } = await pool.query<{ available: boolean; version: string }>(
@@ -278,6 +296,8 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
       const client = await pool.connect();
       try {
         await client.query('begin');
+        // A migration may rewrite a large table, and waits for another replica's migrations.
+        await client.query('set local statement_timeout = 0');
         await client.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
         const result = await fn(clientSession(client));
         await client.query('commit');
@@ -292,7 +312,10 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
     async withSession(fn) {
       const client = await pool.connect();
       try {
+        // What runs here (an index build over every vector) may take minutes: no statement bound.
+        await client.query('set statement_timeout = 0');
         const result = await fn(clientSession(client));
+        await client.query('reset statement_timeout');
         client.release();
         return result;
       } catch (error) {

@@ -204,7 +204,7 @@ export class ReadReplica {
  */
 export async function openReadReplica(config: ReadReplicaConfig, primary: Database, log: Logger): Promise<ReadReplica> {
   if (!primary.pool) throw new ReadReplicaError('DATABASE_READ_URL needs DATABASE_URL: the embedded database has no replicas');
-  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = createPool(config.url, config.poolSize, { connectionTimeoutMillis: CONNECT_TIMEOUT_MS, statementTimeoutMs: config.statementTimeoutMs });
   try {
     await verifyReplica(pool, primary.pool);
   } catch (error) {

@@ -10,8 +10,11 @@ import { unlearnable } from './rules.js';
 
 const learnedAliasNotFound = (name: string, id: number) => new AppError('not_found', `learned alias ${id} not found for tool '${name}'`);
 
-/** Learning settings plus the legs discovery ranks with by default (a miss counts only against those). */
-type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical' };
+/**
+ * Learning settings plus the legs discovery ranks with by default (a miss counts only against
+ * those) and how long audit records are kept (0: for good), which bounds what the misses report can judge.
+ */
+type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical'; auditLogDays: number };
 
 /**
  * Learning from calls: what an allowed call citing a discovery teaches (reported by authorize,
@@ -104,9 +107,11 @@ export class LearningService implements CitedCallListener {
   }
 
   report(tenantId: string, sinceDays: number, limit: number) {
+    // A discovery older than the audit log's retention lost the records of its calls: it cannot be called unanswered.
+    const judgedDays = this.limits.auditLogDays > 0 ? Math.min(sinceDays, this.limits.auditLogDays) : sinceDays;
     return Promise.all([
       repo.missedTools(this.reads, tenantId, sinceDays, limit),
-      repo.unansweredDiscoveries(this.reads, tenantId, sinceDays, 5, limit),
+      repo.unansweredDiscoveries(this.reads, tenantId, judgedDays, 5, limit),
     ]);
   }
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { type SQL, sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
 
 import { type Db, rowsOf } from '../db/client.js';
 
@@ -16,7 +17,8 @@ export interface Retained {
 /**
  * The order in which a tenant's rows of each log age, as its tenant index reads them: the
  * discovery log is indexed by (tenant_id, at), the audit log by (tenant_id, id), whose identity
- * follows insertion (`at` is its transaction's start, so rows a few milliseconds apart may swap).
+ * follows insertion. Its `at` is the writing replica's clock, so rows may be out of order by the
+ * skew between replicas' clocks: a row is deleted once expired, never before.
  */
 const AGE_ORDER: Record<LogTable, SQL> = { discovery_log: sql.raw('at'), audit_log: sql.raw('id') };
 
@@ -29,11 +31,14 @@ export interface RetentionOptions {
 
 const DEFAULTS: RetentionOptions = { batchRows: 2_000, pauseMs: 10 };
 
+// Arbitrary constant: the first key of pg_try_advisory_xact_lock(key, hashtext(table:tenant)).
+export const RETENTION_LOCK_KEY = 0x72657461;
+
 /**
  * Deletes log rows older than their retention, tenant by tenant, in small statements. Without it
  * the discovery and audit logs grow by a row per discovery and per authorize call for good, until
- * the database's disk is full for every tenant. Several replicas may run it at once: a batch skips
- * rows another one is deleting.
+ * the database's disk is full for every tenant. Every replica runs it; a replica finding another
+ * one deleting a tenant's rows (advisory lock) leaves that tenant to it.
  */
 export class LogRetention {
   private readonly options: RetentionOptions;
@@ -41,7 +46,7 @@ export class LogRetention {
   constructor(
     private readonly db: Db,
     private readonly retained: readonly Retained[],
-    private readonly log: { info(details: object, message: string): void },
+    private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
     options: Partial<RetentionOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
@@ -56,22 +61,38 @@ export class LogRetention {
   async runOnce(signal?: AbortSignal): Promise<Partial<Record<LogTable, number>>> {
     const deleted: Partial<Record<LogTable, number>> = {};
     for (const { table, days } of this.retained) {
-      if (days <= 0) continue;
+      if (days <= 0 || signal?.aborted) continue;
       let rows = 0;
-      for (const tenant of await this.tenants(table)) {
-        while (!signal?.aborted && (await this.oldestIsExpired(table, tenant, days))) {
-          const batch = await this.deleteBatch(table, tenant, days);
-          rows += batch;
-          // Nothing deleted: another replica holds these rows and is deleting them.
-          if (batch === 0) break;
-          await sleep(this.options.pauseMs);
+      try {
+        for (const tenant of await this.tenants(table)) {
+          if (signal?.aborted) break;
+          // One tenant's failure (a statement cancelled past its bound) must not keep the tenants after it.
+          try {
+            rows += await this.deleteExpired(table, tenant, days, signal);
+          } catch (error) {
+            if (signal?.aborted) throw error;
+            this.log.warn({ err: error, table, tenant }, 'deleting a tenant\'s log rows past their retention failed; retrying at the next pass');
+          }
         }
-        if (signal?.aborted) break;
+      } finally {
+        deleted[table] = rows;
+        if (rows > 0) this.log.info({ table, rows, days }, 'deleted log rows past their retention');
       }
-      deleted[table] = rows;
-      if (rows > 0) this.log.info({ table, rows, days }, 'deleted log rows past their retention');
     }
     return deleted;
+  }
+
+  /** Deletes one tenant's expired rows of `table`, batch by batch; how many went. */
+  private async deleteExpired(table: LogTable, tenant: string, days: number, signal?: AbortSignal): Promise<number> {
+    let rows = 0;
+    while (!signal?.aborted && (await this.oldestIsExpired(table, tenant, days))) {
+      const batch = await this.deleteBatch(table, tenant, days);
+      // Nothing deleted: another replica is deleting this tenant's rows.
+      if (batch === 0) break;
+      rows += batch;
+      await sleep(this.options.pauseMs);
+    }
+    return rows;
   }
 
   /** The tenants with rows in `table`, one index probe each (a loose index scan: no pass over the rows). */
@@ -100,23 +121,29 @@ export class LogRetention {
     return rows[0]?.expired === true;
   }
 
-  /** Deletes the expired rows among the tenant's oldest `batchRows`; how many went. */
+  /**
+   * Deletes the expired rows among the tenant's oldest `batchRows`; how many went (0 when another
+   * replica holds the tenant's lock for this log).
+   */
   private async deleteBatch(table: LogTable, tenant: string, days: number): Promise<number> {
     const t = sql.raw(table);
-    const rows = await rowsOf<{ deleted: number }>(
-      this.db.execute(sql`
-        with gone as (
-          delete from ${t} where tenant_id = ${tenant} and id in (
-            select id from (
-              select id, at from ${t} where tenant_id = ${tenant}
-              order by ${AGE_ORDER[table]} limit ${this.options.batchRows} for update skip locked
-            ) oldest
-            where oldest.at < now() - make_interval(days => ${days})
+    return this.db.transaction(async (tx) => {
+      const [lock] = await rowsOf<{ locked: boolean }>(tx.execute(sql`select pg_try_advisory_xact_lock(${RETENTION_LOCK_KEY}, hashtext(${`${table}:${tenant}`})) as locked`));
+      if (lock?.locked !== true) return 0;
+      const [row] = await rowsOf<{ deleted: number }>(
+        tx.execute(sql`
+          with gone as (
+            delete from ${t} where tenant_id = ${tenant} and id in (
+              select id from (
+                select id, at from ${t} where tenant_id = ${tenant} order by ${AGE_ORDER[table]} limit ${this.options.batchRows}
+              ) oldest
+              where oldest.at < now() - make_interval(days => ${days})
+            )
+            returning 1
           )
-          returning 1
-        )
-        select count(*)::int as deleted from gone`),
-    );
-    return rows[0]?.deleted ?? 0;
+          select count(*)::int as deleted from gone`),
+      );
+      return row?.deleted ?? 0;
+    });
   }
 }

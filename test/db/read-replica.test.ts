@@ -42,7 +42,7 @@ suite(replica.skip === undefined ? 'read replica on a real streaming replica (Po
   }
 
   async function replicaAt(url: string, options: { maxLagMs?: number; checkIntervalMs?: number } = {}): Promise<ReadReplica> {
-    const opened_ = await openReadReplica({ url, poolSize: 4, maxLagMs: options.maxLagMs ?? 0, checkIntervalMs: options.checkIntervalMs ?? 100 }, primary.database, quiet);
+    const opened_ = await openReadReplica({ url, poolSize: 4, statementTimeoutMs: 30_000, maxLagMs: options.maxLagMs ?? 0, checkIntervalMs: options.checkIntervalMs ?? 100 }, primary.database, quiet);
     opened.push(opened_);
     return opened_;
   }
@@ -226,7 +226,7 @@ suite(replica.skip === undefined ? 'read replica on a real streaming replica (Po
   });
 
   describe('start-up errors name DATABASE_READ_URL', () => {
-    const config = (url: string) => ({ url, poolSize: 2, maxLagMs: 0, checkIntervalMs: 1000 });
+    const config = (url: string) => ({ url, poolSize: 2, statementTimeoutMs: 30_000, maxLagMs: 0, checkIntervalMs: 1000 });
 
     it('refuses a server that is not in recovery (the primary itself)', async () => {
       await expect(openReadReplica(config(withOptionsOf(primaryUrl, primary.url!)), primary.database, quiet)).rejects.toThrow(

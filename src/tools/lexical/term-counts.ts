@@ -81,6 +81,8 @@ export class TermCountRefresh {
     const { minTools, minPostings } = this.options;
     const stored = await this.db.transaction(
       async (tx) => {
+        // One aggregate over all the tenant's postings: background work that may outlast the bound of a request's statement.
+        await tx.execute(sql`set local statement_timeout = 0`);
         const [lock] = await rowsOf<{ locked: boolean }>(tx.execute(sql`select pg_try_advisory_xact_lock(${REBUILD_LOCK_KEY}, hashtext(${tenant})) as locked`));
         if (lock?.locked !== true) return undefined;
         const [row] = await rowsOf<{ revision: number; active: number }>(

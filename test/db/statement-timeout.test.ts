@@ -1,0 +1,73 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type Database, openPostgres } from '../../src/db/client.js';
+import { buildTestApp, call } from '../helpers/app.js';
+import { forEachDatabase } from '../helpers/databases.js';
+import { toolDocument } from '../helpers/fixtures.js';
+import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
+
+const BOUND_MS = 300;
+
+// PostgreSQL alone can stop a running statement (PGlite runs each to completion and ignores the setting).
+forEachDatabase(
+  (db) => {
+    describe('DATABASE_STATEMENT_TIMEOUT_MS', () => {
+      const tenant = uniqueTenant('bounded');
+      let bounded: Database;
+      let app: FastifyInstance;
+      let publisher: string;
+
+      beforeAll(async () => {
+        bounded = await openPostgres(db.current.url!, 2, { statementTimeoutMs: BOUND_MS });
+        app = await buildTestApp({ database: bounded, env: { DATABASE_STATEMENT_TIMEOUT_MS: String(BOUND_MS) } });
+        publisher = await token({ tenant, scopes: [PUBLISH] });
+        expect((await call(app, 'POST', '/v1/tools', { token: publisher, body: toolDocument() })).statusCode).toBe(201);
+      });
+
+      afterAll(async () => {
+        await app?.close();
+        await bounded?.close();
+      });
+
+      it('cancels statements stuck behind a lock with 503, and the pool serves again once the lock goes', async () => {
+        const holder = new pg.Client({ connectionString: db.current.url! });
+        await holder.connect();
+        try {
+          await holder.query('begin');
+          await holder.query('lock table tools in access exclusive mode');
+          // More requests than the pool has connections: each waits its turn, and each is cancelled.
+          const stuck = await Promise.all(Array.from({ length: 5 }, () => call(app, 'GET', '/v1/tools', { token: publisher })));
+          for (const response of stuck) {
+            expect(response.statusCode).toBe(503);
+            expect(response.headers['retry-after']).toBe('5');
+            expect(response.json()).toMatchObject({ error: { code: 'unavailable', message: expect.stringContaining('DATABASE_STATEMENT_TIMEOUT_MS') } });
+          }
+          await holder.query('rollback');
+          const listed = await call(app, 'GET', '/v1/tools', { token: publisher });
+          expect(listed.statusCode).toBe(200);
+          expect(listed.json<{ tools: { name: string }[] }>().tools.map((t) => t.name)).toEqual(['issue_refund']);
+        } finally {
+          await holder.end();
+        }
+      });
+
+      it('exempts migrations and sessions reserved for long work, and a reserved session gets its bound back', async () => {
+        // One connection: the statement after the reserved session runs on the session's connection.
+        const single = await openPostgres(db.current.url!, 1, { statementTimeoutMs: BOUND_MS });
+        try {
+          const pause = `select pg_sleep(${(2 * BOUND_MS) / 1000})`;
+          await single.withMigrationLock((session) => session.exec(pause));
+          await single.withSession((session) => session.exec(pause));
+          await expect(single.db.execute(sql.raw(pause))).rejects.toMatchObject({ cause: { code: '57014' } });
+          expect(await single.db.execute(sql`select 1 as one`)).toMatchObject({ rows: [{ one: 1 }] });
+        } finally {
+          await single.close();
+        }
+      });
+    });
+  },
+  ['postgres'],
+);
