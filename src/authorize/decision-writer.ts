@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js';
-import { isConnectionError } from '../db/connection-errors.js';
+import { isCancelled, isConnectionError } from '../db/connection-errors.js';
 import { type CallOutcome, GroupedCalls } from '../grouped-calls.js';
 import { type DecisionRecord, recordDecisions } from './repository.js';
 
@@ -25,7 +25,9 @@ export class DecisionWriter {
         await recordDecisions(db, records);
         return records.map((): CallOutcome<void> => ({ ok: true, value: undefined }));
       } catch (error) {
-        if (records.length === 1 || isConnectionError(error)) throw error;
+        // A cancelled statement (past its bound, behind a lock) would only wait as long again for
+        // each record in turn: fail the group at once, as when the database is away.
+        if (records.length === 1 || isConnectionError(error) || isCancelled(error)) throw error;
         return Promise.all(
           records.map((record) =>
             recordDecisions(db, [record]).then(

@@ -71,8 +71,20 @@ const MIGRATION_LOCK_KEY = 7_346_215_001;
  */
 const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; SET jit = off';
 
+/** A pool client's configuration: pg's own, and the bound on one statement (PoolOptions). */
+type SessionClientConfig = pg.ClientConfig & { statementTimeoutMs?: number };
+
 /**
- * A pool client that applies SESSION_SETTINGS once connected, before the pool hands it out, and
+ * The session's statement bound as a SET to append to SESSION_SETTINGS ('' for none). A SET, not
+ * pg's `statement_timeout` startup parameter: connection poolers such as PgBouncer refuse unknown
+ * startup parameters, and would refuse every connection.
+ */
+function statementBound(ms: number | undefined): string {
+  return ms ? `; SET statement_timeout = ${Math.trunc(ms)}` : '';
+}
+
+/**
+ * A pool client that applies SESSION_SETTINGS (and its statement bound) once connected, before the pool hands it out, and
  * never crashes the process when its server goes away. pg reports a lost connection to the query
  * in flight and also emits "error" on the client; the pool listens only while a client is idle, so
  * on a client held by a transaction (or a session) that event was an uncaught exception: a
@@ -80,8 +92,11 @@ const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_s
  * next statement fails instead, and the pool discards the broken client when it is released.
  */
 class SessionClient extends pg.Client {
-  constructor(config?: string | pg.ClientConfig) {
+  private readonly settings: string;
+
+  constructor(config?: string | SessionClientConfig) {
     super(config);
+    this.settings = SESSION_SETTINGS + statementBound(typeof config === 'object' ? config.statementTimeoutMs : undefined);
     this.on('error', () => undefined);
     traceClientStatements(this);
   }
@@ -90,7 +105,7 @@ class SessionClient extends pg.Client {
   override connect(callback: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): void;
   override connect(callback?: ((err: Error) => void) | ((err: null, client: pg.Client) => void)): Promise<pg.Client> | void {
     const connected = super.connect().then(async (client) => {
-      await this.query(SESSION_SETTINGS);
+      await this.query(this.settings);
       return client;
     });
     if (!callback) return connected;
@@ -240,22 +255,16 @@ export interface PoolOptions extends Omit<pg.PoolConfig, 'connectionString' | 'm
   /**
    * The server cancels a statement running longer (SQLSTATE 57014), so one slow statement (a
    * publisher's audit search over years of rows, a lock held elsewhere) cannot hold a pooled
-   * connection, and with it a place every tenant needs, for good. Sent as a startup parameter, so
-   * `RESET statement_timeout` returns a session to it; 0 or absent: no bound.
+   * connection, and with it a place every tenant needs, for good. 0 or absent: the service sets
+   * no bound (a role's or database's own `statement_timeout` still applies).
    */
   statementTimeoutMs?: number;
 }
 
 /** A node-postgres pool whose sessions carry SESSION_SETTINGS, keep their connection when a statement fails, and take tenants in turns. */
 export function createPool(url: string, poolSize: number, options: PoolOptions = {}): pg.Pool {
-  const { statementTimeoutMs, ...poolOptions } = options;
-  const pool = new StatementSafePool({
-    ...poolOptions,
-    ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
-    connectionString: url,
-    max: poolSize,
-    Client: SessionClient,
-  });
+  // pg-pool hands its whole configuration to each client it makes: SessionClient reads the bound from it.
+  const pool = new StatementSafePool({ ...options, connectionString: url, max: poolSize, Client: SessionClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -315,7 +324,7 @@ export async function openPostgres(url: string, poolSize = 10, options: Pick<Poo
         // What runs here (an index build over every vector) may take minutes: no statement bound.
         await client.query('set statement_timeout = 0');
         const result = await fn(clientSession(client));
-        await client.query('reset statement_timeout');
+        await client.query(`set statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}`);
         client.release();
         return result;
       } catch (error) {

@@ -32,3 +32,15 @@ export function sqlState(error: unknown): string | undefined {
   const code = causesOf(error).find((e) => typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))?.code;
   return code as string | undefined;
 }
+
+// The server cancelled the statement (query_canceled: DATABASE_STATEMENT_TIMEOUT_MS or an
+// operator's pg_cancel_backend) or gave up waiting for a lock (lock_not_available: lock_timeout).
+const CANCELLED_CODES = new Set(['57014', '55P03']);
+
+/**
+ * Whether the server cancelled `error`'s statement: the statement was not at fault and the
+ * connection is fine, but running it again at once would most likely wait as long again.
+ */
+export function isCancelled(error: unknown): boolean {
+  return hasErrorCode(error, CANCELLED_CODES);
+}

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
-import { hasErrorCode, isConnectionError } from '../db/connection-errors.js';
+import { hasErrorCode, isCancelled, isConnectionError } from '../db/connection-errors.js';
 import { AppError, type ErrorCode, type ErrorDetail, statusOf } from '../errors.js';
 
 /** The wire shape of every error. */
@@ -22,8 +22,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 
 // Text PostgreSQL cannot store (NUL, unpaired surrogates in jsonb): the input's fault, not ours.
 const UNSTORABLE_TEXT_CODES = new Set(['22P05', '22021']);
-// query_canceled: the server stopped a statement past DATABASE_STATEMENT_TIMEOUT_MS (or an operator cancelled it).
-const CANCELLED_CODES = new Set(['57014']);
 
 /** Converts anything thrown into the contract's error body. */
 export function toAppError(error: FastifyError | Error): AppError {
@@ -45,8 +43,8 @@ export function toAppError(error: FastifyError | Error): AppError {
   if (hasErrorCode(error, UNSTORABLE_TEXT_CODES)) return new AppError('bad_request', 'the request contains text that cannot be stored (NUL or unpaired surrogate characters)');
   // Connection-level failures mean the database is away: tell clients to retry, not that we broke.
   if (isConnectionError(error)) return new AppError('unavailable', 'the database is unavailable, retry shortly', [], { 'retry-after': '2' });
-  if (hasErrorCode(error, CANCELLED_CODES)) {
-    return new AppError('unavailable', 'the database cancelled a statement that ran too long (DATABASE_STATEMENT_TIMEOUT_MS); retry later, or narrow the request', [], { 'retry-after': '5' });
+  if (isCancelled(error)) {
+    return new AppError('unavailable', 'the database cancelled a statement that ran too long (DATABASE_STATEMENT_TIMEOUT_MS) or was stopped; retry later, or narrow the request', [], { 'retry-after': '5' });
   }
   if (fastifyError.statusCode === 429) return new AppError('rate_limited', fastifyError.message);
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {

@@ -63,17 +63,22 @@ export class LogRetention {
     for (const { table, days } of this.retained) {
       if (days <= 0 || signal?.aborted) continue;
       let rows = 0;
+      // One tenant's failure (a statement cancelled past its bound), or one log's, must not keep the others.
+      const failed = (error: unknown, where: object) => {
+        if (signal?.aborted) throw error;
+        this.log.warn({ err: error, table, ...where }, 'deleting log rows past their retention failed; retrying at the next pass');
+      };
       try {
         for (const tenant of await this.tenants(table)) {
           if (signal?.aborted) break;
-          // One tenant's failure (a statement cancelled past its bound) must not keep the tenants after it.
           try {
             rows += await this.deleteExpired(table, tenant, days, signal);
           } catch (error) {
-            if (signal?.aborted) throw error;
-            this.log.warn({ err: error, table, tenant }, 'deleting a tenant\'s log rows past their retention failed; retrying at the next pass');
+            failed(error, { tenant });
           }
         }
+      } catch (error) {
+        failed(error, {});
       } finally {
         deleted[table] = rows;
         if (rows > 0) this.log.info({ table, rows, days }, 'deleted log rows past their retention');

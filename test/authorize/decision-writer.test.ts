@@ -136,13 +136,16 @@ forEachDatabase((db) => {
       expect(await findForDecisions(db.database.db, [])).toEqual([]);
     });
 
-    it('fails a batch whole, without a retry per decision, when the database is unreachable', async () => {
-      const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-      const counted = counting(db.database.db, refused);
+    it.each([
+      ['the database is unreachable', 'ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'],
+      // A retry per decision would wait out the bound (or the lock) once more for each of them.
+      ['the server cancelled the statement past its bound', '57014', 'canceling statement due to statement timeout'],
+    ])('fails a batch whole, without a retry per decision, when %s', async (_, code, message) => {
+      const counted = counting(db.database.db, () => Object.assign(new Error(message), { code }));
       const writer = new DecisionWriter(counted.db);
       const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => writer.write(record('lookup_order', ids.get('lookup_order')))));
       expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('rejected'));
-      expect(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'ECONNREFUSED')).toBe(true);
+      expect(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === code)).toBe(true);
       // The first alone, then the four that queued behind it, once: not once more each.
       expect(counted.statements()).toBe(2);
     });

@@ -9,7 +9,8 @@ import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
-const BOUND_MS = 300;
+// Long enough that publishing and listing never reach it on a loaded machine; the pauses below are twice it.
+const BOUND_MS = 1_000;
 
 // PostgreSQL alone can stop a running statement (PGlite runs each to completion and ignores the setting).
 forEachDatabase(
@@ -61,6 +62,7 @@ forEachDatabase(
           const pause = `select pg_sleep(${(2 * BOUND_MS) / 1000})`;
           await single.withMigrationLock((session) => session.exec(pause));
           await single.withSession((session) => session.exec(pause));
+          expect(await single.db.execute(sql`show statement_timeout`)).toMatchObject({ rows: [{ statement_timeout: '1s' }] });
           await expect(single.db.execute(sql.raw(pause))).rejects.toMatchObject({ cause: { code: '57014' } });
           expect(await single.db.execute(sql`select 1 as one`)).toMatchObject({ rows: [{ one: 1 }] });
         } finally {

@@ -60,7 +60,7 @@ export class TermCountRefresh {
       const settled = this.seen.get(tenant) === revision;
       this.seen.set(tenant, revision);
       if (!settled) continue;
-      // One tenant's failure (a statement timeout on a huge catalog) must not keep the tenants
+      // One tenant's failure (a database error, a cancelled statement) must not keep the tenants
       // after it from their counts: it is counted at query time, and tried again next pass.
       try {
         if (await this.rebuild(tenant)) {
