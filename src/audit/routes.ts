@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { errorResponses } from '../http/schemas.js';
+import { AUDIT_SCAN_ROWS } from './repository.js';
 import { AuditEntry, AuditListQuery } from './schemas.js';
 import type { AuditService } from './service.js';
 
@@ -17,7 +18,15 @@ export default async function auditRoutes(app: FastifyInstance, options: { audit
         summary: 'Audit log of the caller\'s tenant, newest first',
         tags: ['audit'],
         querystring: AuditListQuery,
-        response: { 200: Type.Object({ entries: Type.Array(AuditEntry), next_before: Type.Union([Type.Integer(), Type.Null()]) }), ...errorResponses(400, 401, 403) },
+        response: {
+          200: Type.Object({
+            entries: Type.Array(AuditEntry),
+            next_before: Type.Union([Type.Integer(), Type.Null()], {
+              description: `pass as \`before\` for the next page; null on the last. A page filtered by action or tool examines at most ${AUDIT_SCAN_ROWS.toLocaleString('en')} records, so it may hold fewer than \`limit\` entries, or none, and still name a next page`,
+            }),
+          }),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request) => {

@@ -11,10 +11,15 @@ export class AuditService {
   /** `reads`: where listings read (the read replica when configured). */
   constructor(private readonly reads: Executor) {}
 
-  /** One page of the tenant's audit log, newest first, and the id to pass as `before` for the next (null: last page). */
+  /**
+   * One page of the tenant's audit log, newest first, and the id to pass as `before` for the next
+   * (null: last page). A filtered page examines at most AUDIT_SCAN_ROWS records, so it may hold
+   * fewer than `limit` entries, or none, and still name a next page.
+   */
   async page(tenantId: string, query: AuditQuery): Promise<{ rows: AuditRow[]; nextBefore: number | null }> {
-    const rows = await listAudit(this.reads, tenantId, { ...query, limit: query.limit + 1 });
+    const { rows, examinedTo } = await listAudit(this.reads, tenantId, { ...query, limit: query.limit + 1 });
     const page = rows.slice(0, query.limit);
-    return { rows: page, nextBefore: rows.length > query.limit ? page.at(-1)!.id : null };
+    if (rows.length > query.limit) return { rows: page, nextBefore: page.at(-1)!.id };
+    return { rows: page, nextBefore: examinedTo ?? null };
   }
 }
