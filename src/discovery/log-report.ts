@@ -11,12 +11,17 @@ export class DiscoveryReport {
   ) {}
 
   /**
-   * The tenant's discoveries, newest first. The log is written in batches: a caller's own
-   * discoveries of a moment ago are listed too (on the primary at once; on a read replica once it
-   * has replayed them).
+   * One page of the tenant's discoveries, newest first, and the time to pass as `before` for the
+   * next (null: the last page; a `poorOnly` page examines at most POOR_SCAN_ROWS discoveries, so it
+   * may hold fewer than `limit`, or none, and still name a next page). The log is written in
+   * batches: a caller's own discoveries of a moment ago are listed too (on the primary at once; on
+   * a read replica once it has replayed them).
    */
-  async recent(tenantId: string, options: { limit: number; before?: Date; poorOnly: boolean }): Promise<DiscoveryLogRow[]> {
+  async recent(tenantId: string, options: { limit: number; before?: Date; poorOnly: boolean }): Promise<{ rows: DiscoveryLogRow[]; nextBefore: Date | null }> {
     await this.log.flush();
-    return listDiscoveries(this.reads, tenantId, options);
+    const { rows, examinedTo } = await listDiscoveries(this.reads, tenantId, { ...options, limit: options.limit + 1 });
+    const page = rows.slice(0, options.limit);
+    if (rows.length > options.limit) return { rows: page, nextBefore: page.at(-1)!.at };
+    return { rows: page, nextBefore: examinedTo ?? null };
   }
 }

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { errorResponses } from '../http/schemas.js';
 import type { DiscoveryReport } from './log-report.js';
+import { POOR_SCAN_ROWS } from './log-repository.js';
 import { DiscoverBody, DiscoverResponse } from './schemas.js';
 import type { DiscoveryService } from './service.js';
 
@@ -51,6 +52,9 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
                 latency_ms: Type.Number(),
               }),
             ),
+            next_before: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+              description: `pass as \`before\` for the next page; null on the last. A \`poor=true\` page examines at most ${POOR_SCAN_ROWS.toLocaleString('en')} discoveries, so it may hold fewer than \`limit\`, or none, and still name a next page`,
+            }),
           }),
           ...errorResponses(400, 401, 403),
         },
@@ -58,7 +62,7 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
     },
     async (request) => {
       const query = request.query;
-      const rows = await options.report.recent(request.principal.tenant, {
+      const { rows, nextBefore } = await options.report.recent(request.principal.tenant, {
         limit: query.limit,
         before: query.before === undefined ? undefined : new Date(query.before),
         poorOnly: query.poor,
@@ -74,6 +78,7 @@ export default async function discoveryRoutes(scope: FastifyInstance, options: {
           low_confidence: r.lowConfidence,
           latency_ms: Math.round(r.latencyMs * 100) / 100,
         })),
+        next_before: nextBefore?.toISOString() ?? null,
       };
     },
   );

@@ -104,6 +104,9 @@ forEachDatabase((db) => {
 
       const discoveries = await client.listDiscoveries({ limit: 5 });
       expect(discoveries.map((d) => d.query)).toContain('refund invoice 1024');
+      const allDiscoveries = [];
+      for await (const discovery of client.iterateDiscoveries({ limit: 1 })) allDiscoveries.push(discovery.query);
+      expect(allDiscoveries).toEqual(discoveries.map((d) => d.query));
 
       const audit = await client.audit({ limit: 2 });
       expect(audit.entries).toHaveLength(2);

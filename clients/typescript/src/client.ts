@@ -8,6 +8,7 @@ import type {
   AuthorizeResponse,
   CatalogSyncRequest,
   CatalogSyncResult,
+  DiscoveriesPage,
   DiscoverRequest,
   DiscoverResponse,
   DiscoveryRecord,
@@ -218,15 +219,32 @@ export class RegistryClient {
     return response.body;
   }
 
-  /** GET /v1/discoveries: recent discoveries of the tenant (publishers), newest first. */
+  /** GET /v1/discoveries: one page of the tenant's recent discoveries (publishers), newest first. */
   async listDiscoveries(params: ListDiscoveriesParams = {}, options: CallOptions = {}): Promise<DiscoveryRecord[]> {
-    const response = await this.transport.request<{ discoveries: DiscoveryRecord[] }>({
+    return (await this.discoveriesPage(params, options)).discoveries;
+  }
+
+  /**
+   * Every discovery matching `params`, newest first, following `next_before` page by page (a
+   * `poor` page may be short, or empty, before the end).
+   */
+  async *iterateDiscoveries(params: Omit<ListDiscoveriesParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<DiscoveryRecord> {
+    let before: string | undefined;
+    do {
+      const page = await this.discoveriesPage({ ...params, before }, options);
+      yield* page.discoveries;
+      before = page.next_before ?? undefined;
+    } while (before !== undefined);
+  }
+
+  private async discoveriesPage(params: ListDiscoveriesParams, options: CallOptions): Promise<DiscoveriesPage> {
+    const response = await this.transport.request<DiscoveriesPage>({
       method: 'GET',
       path: '/v1/discoveries',
       query: { limit: params.limit, before: params.before, poor: params.poor },
       signal: options.signal,
     });
-    return response.body.discoveries;
+    return response.body;
   }
 
   /** POST /v1/authorize: may this token run this tool with these arguments? A deny is a result, not an error. */

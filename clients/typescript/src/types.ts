@@ -291,6 +291,13 @@ export interface ListDiscoveriesParams {
   poor?: boolean;
 }
 
+/** One page of GET /v1/discoveries. */
+export interface DiscoveriesPage {
+  discoveries: DiscoveryRecord[];
+  /** Pass as `before` for the next page; null on the last. */
+  next_before: string | null;
+}
+
 export interface DiscoveryRecord {
   discovery_id: string;
   at: string;
