@@ -44,6 +44,20 @@ export interface WaitOptions extends CallOptions {
 }
 
 /**
+ * Every item of a paged listing, page by page: `page` fetches the page at a position (undefined:
+ * the first) and names the next position (null: that was the last page). A page may be empty
+ * before the end (a filtered audit or poor-discovery page examines a bounded window).
+ */
+async function* paginate<T, P>(page: (from: P | undefined) => Promise<{ items: T[]; next: P | null }>): AsyncGenerator<T> {
+  let from: P | undefined;
+  do {
+    const { items, next } = await page(from);
+    yield* items;
+    from = next ?? undefined;
+  } while (from !== undefined);
+}
+
+/**
  * Typed client of the tool registry HTTP API. Every failure is a {@link RegistryError}; 408, 429,
  * 5xx and network errors are retried with exponential backoff, honouring Retry-After. Without
  * options it reads REGISTRY_URL and REGISTRY_TOKEN from the environment.
@@ -183,13 +197,11 @@ export class RegistryClient {
   }
 
   /** Every card the caller may see, following `next_cursor` page by page. */
-  async *iterateTools(params: Omit<ListToolsParams, 'cursor'> = {}, options: CallOptions = {}): AsyncGenerator<ToolCard> {
-    let cursor: string | undefined;
-    do {
+  iterateTools(params: Omit<ListToolsParams, 'cursor'> = {}, options: CallOptions = {}): AsyncGenerator<ToolCard> {
+    return paginate(async (cursor: string | undefined) => {
       const page = await this.listTools({ ...params, cursor }, options);
-      yield* page.tools;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
+      return { items: page.tools, next: page.next_cursor };
+    });
   }
 
   /** GET /v1/tools/{name}/versions: version history (publishers). */
@@ -228,13 +240,11 @@ export class RegistryClient {
    * Every discovery matching `params`, newest first, following `next_before` page by page (a
    * `poor` page may be short, or empty, before the end).
    */
-  async *iterateDiscoveries(params: Omit<ListDiscoveriesParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<DiscoveryRecord> {
-    let before: string | undefined;
-    do {
+  iterateDiscoveries(params: Omit<ListDiscoveriesParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<DiscoveryRecord> {
+    return paginate(async (before: string | undefined) => {
       const page = await this.discoveriesPage({ ...params, before }, options);
-      yield* page.discoveries;
-      before = page.next_before ?? undefined;
-    } while (before !== undefined);
+      return { items: page.discoveries, next: page.next_before };
+    });
   }
 
   private async discoveriesPage(params: ListDiscoveriesParams, options: CallOptions): Promise<DiscoveriesPage> {
@@ -265,13 +275,11 @@ export class RegistryClient {
   }
 
   /** Every audit record matching `params`, following `next_before` page by page. */
-  async *iterateAudit(params: Omit<AuditParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<AuditRecord> {
-    let before: number | undefined;
-    do {
+  iterateAudit(params: Omit<AuditParams, 'before'> = {}, options: CallOptions = {}): AsyncGenerator<AuditRecord> {
+    return paginate(async (before: number | undefined) => {
       const page = await this.audit({ ...params, before }, options);
-      yield* page.entries;
-      before = page.next_before ?? undefined;
-    } while (before !== undefined);
+      return { items: page.entries, next: page.next_before };
+    });
   }
 
   /** GET /healthz: liveness. */
