@@ -84,12 +84,13 @@ function statementBound(ms: number | undefined): string {
 }
 
 /**
- * A pool client that applies SESSION_SETTINGS (and its statement bound) once connected, before the pool hands it out, and
- * never crashes the process when its server goes away. pg reports a lost connection to the query
- * in flight and also emits "error" on the client; the pool listens only while a client is idle, so
- * on a client held by a transaction (or a session) that event was an uncaught exception: a
- * database restart or failover with one transaction open stopped the service. The transaction's
- * next statement fails instead, and the pool discards the broken client when it is released.
+ * A pool client that applies SESSION_SETTINGS (and its statement bound) once connected, before the
+ * pool hands it out, and never crashes the process when its server goes away. pg reports a lost
+ * connection to the query in flight and also emits "error" on the client; the pool listens only
+ * while a client is idle, so on a client held by a transaction (or a session) that event was an
+ * uncaught exception: a database restart or failover with one transaction open stopped the
+ * service. The transaction's next statement fails instead, and the pool discards the broken
+ * client when it is released.
  */
 class SessionClient extends pg.Client {
   private readonly settings: string;
@@ -253,8 +254,8 @@ export function perOwner(make: (owner: string) => Db): (owner: string) => Db {
 /** How a pool's connections are made: pg-pool's own options, and the bound on one statement. */
 export interface PoolOptions extends Omit<pg.PoolConfig, 'connectionString' | 'max' | 'Client' | 'statement_timeout'> {
   /**
-   * The server cancels a statement running longer (SQLSTATE 57014), so one slow statement (a
-   * publisher's audit search over years of rows, a lock held elsewhere) cannot hold a pooled
+   * The server cancels a statement running longer (SQLSTATE 57014), so one slow statement (a wait
+   * for a lock held elsewhere, a plan reading far more than its answer) cannot hold a pooled
    * connection, and with it a place every tenant needs, for good. 0 or absent: the service sets
    * no bound (a role's or database's own `statement_timeout` still applies).
    */
