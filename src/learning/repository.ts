@@ -254,7 +254,17 @@ export async function missedTools(
   return rows.map((r) => ({ name: r.name, misses: Number(r.misses), queries: r.queries }));
 }
 
-/** Discoveries no authorize call ever cited (after a grace period): agents found nothing to call. */
+/**
+ * Discoveries the misses report examines at most, newest first: each costs a probe of the audit
+ * log, and a tenant whose discoveries are mostly answered would otherwise have its whole window of
+ * the log read in one statement.
+ */
+export const UNANSWERED_SCAN_ROWS = 10_000;
+
+/**
+ * Discoveries no authorize call ever cited (after a grace period), among the window's
+ * UNANSWERED_SCAN_ROWS newest: agents found nothing to call.
+ */
 export async function unansweredDiscoveries(
   executor: Executor,
   tenantId: string,
@@ -265,11 +275,15 @@ export async function unansweredDiscoveries(
   const rows = await rowsOf<{ id: string; at: string | Date; query: string; shortlist: { name: string; score: number }[]; low_confidence: boolean }>(
     executor.execute(sql`
       select d.id, d.at, d.query, d.shortlist, d.low_confidence
-      from discovery_log d
-      where d.tenant_id = ${tenantId}
-        and d.at > now() - make_interval(days => ${sinceDays})
-        and d.at < now() - make_interval(mins => ${graceMinutes})
-        and not exists (select 1 from audit_log a where a.discovery_id = d.id and a.tenant_id = ${tenantId} and a.action in ('authorize', 'call'))
+      from (
+        select id, at, query, shortlist, low_confidence from discovery_log
+        where tenant_id = ${tenantId}
+          and at > now() - make_interval(days => ${sinceDays})
+          and at < now() - make_interval(mins => ${graceMinutes})
+        order by at desc
+        limit ${UNANSWERED_SCAN_ROWS}
+      ) d
+      where not exists (select 1 from audit_log a where a.discovery_id = d.id and a.tenant_id = ${tenantId} and a.action in ('authorize', 'call'))
       order by d.at desc
       limit ${limit}`),
   );

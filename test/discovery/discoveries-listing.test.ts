@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { POOR_SCAN_ROWS } from '../../src/discovery/log-repository.js';
+import { UNANSWERED_SCAN_ROWS } from '../../src/learning/repository.js';
 import { call, useApp } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
@@ -45,6 +46,20 @@ forEachDatabase((db) => {
       expect(pages.length).toBe(3);
       const poor = pages.flatMap((p) => p.discoveries.map((d) => d.query));
       expect(poor).toEqual(['query 20000', 'query 10000', 'query 1']);
+    });
+
+    it('judges at most the newest UNANSWERED_SCAN_ROWS discoveries in the misses report', async () => {
+      const unanswered = async () =>
+        (await call(ctx.app, 'GET', '/v1/reports/misses?days=1&limit=5', { token: publisher })).json<{ unanswered_discoveries: unknown[] }>().unanswered_discoveries;
+      expect(await unanswered()).toHaveLength(5);
+      // Calls cite the newest discoveries: past the five-minute grace (300 at one a second) and a
+      // margin for the seconds the test takes, more than the report examines are answered.
+      await db.database.db.execute(sql`
+        insert into audit_log (tenant_id, action, tool_name, decision, discovery_id)
+        select ${tenant}, 'authorize', 'issue_refund', 'allow', id from discovery_log
+        where tenant_id = ${tenant} order by at desc limit ${UNANSWERED_SCAN_ROWS + 300 + 60}`);
+      // Older ones were never answered, but lie beyond what one report reads.
+      expect(await unanswered()).toEqual([]);
     });
 
     it('pages a plain listing by `limit`, naming the next page', async () => {
