@@ -325,7 +325,8 @@ export async function openPostgres(url: string, poolSize = 10, options: Pick<Poo
         // What runs here (an index build over every vector) may take minutes: no statement bound.
         await client.query('set statement_timeout = 0');
         const result = await fn(clientSession(client));
-        await client.query(`set statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}`);
+        // Back to the pool's bound; without one, to the role's or database's own (RESET), as a new connection has.
+        await client.query(options.statementTimeoutMs ? `set statement_timeout = ${Math.trunc(options.statementTimeoutMs)}` : 'reset statement_timeout');
         client.release();
         return result;
       } catch (error) {
