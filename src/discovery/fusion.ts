@@ -106,7 +106,7 @@ export interface Ranking {
   lowConfidence: boolean;
 }
 
-/** What fusion knows about the caller's catalog beyond the candidates. */
+/** What fusion knows about the caller's catalog and request beyond the candidates. */
 interface PoolContext {
   /**
    * How many tools a lexical-only pool stands for: candidates without a matching word are not
@@ -114,7 +114,19 @@ interface PoolContext {
    * whole catalog when smaller) and a lexical standout means what it means in a hybrid pool.
    */
   lexicalPool: number;
+  /** The request names several steps (requestSteps in query.ts): its pools weigh the lexical leg at STEPS_LEXICAL_WEIGHT. */
+  steps?: boolean;
 }
+
+/**
+ * The lexical leg's share of the fused standout for a request naming several steps, whose every
+ * pool (the whole request's and each step's) is fused this way; any other request weighs both legs
+ * equally. One vector of a request asking for three things lies between three tools and near none,
+ * while each step's words still match its own tool. On dev-mcp's multi-step requests (244) R@1
+ * 0.963 -> 0.969 within one server and 0.614 -> 0.663 across servers, flat from 0.7 to 0.8; the
+ * few such requests of dev-data do not move (docs/ranking.md, "Methods tried").
+ */
+export const STEPS_LEXICAL_WEIGHT = 0.7;
 
 const byScore = (a: Ranked, b: Ranked): number => Number(b.exact) - Number(a.exact) || b.score - a.score || a.toolId - b.toolId;
 
@@ -147,8 +159,9 @@ export function standouts(values: readonly number[], padding = 0, minDeviation =
 /**
  * Each candidate's fused standout: the mean of its standouts in the legs the mode uses (a tool
  * without a lexical match scores 0 there; one without a vector yet, the pool's lowest cosine),
- * plus the popularity prior. Equal weights measured as good as any fixed or per-request weighting
- * on both dev sets (docs/ranking.md): standardizing already lets the decisive leg count more.
+ * weighted toward the lexical leg for a request naming steps, plus the popularity prior. Equal
+ * weights otherwise measured as good as any fixed or per-request weighting on both dev sets
+ * (docs/ranking.md): standardizing already lets the decisive leg count more.
  */
 export function fusedScores(evidence: readonly Evidence[], params: FusionParams, mode: RankingMode, context: PoolContext): number[] {
   const useLexical = mode !== 'vector';
@@ -162,9 +175,11 @@ export function fusedScores(evidence: readonly Evidence[], params: FusionParams,
     const lowest = Math.min(...evidence.map((e) => e.cosine ?? Infinity));
     legs.push(standouts(evidence.map((e) => e.cosine ?? lowest), 0, MIN_COSINE_DEVIATION));
   }
+  // Both legs: equal shares, or the lexical leg's larger one for a request naming steps.
+  const shares = legs.length === 2 ? (context.steps ? [STEPS_LEXICAL_WEIGHT, 1 - STEPS_LEXICAL_WEIGHT] : [0.5, 0.5]) : [1];
   const maxCalls = Math.max(0, ...evidence.map((e) => e.calls ?? 0));
   return evidence.map((e, i) => {
-    const fused = legs.reduce((sum, leg) => sum + leg[i]!, 0) / Math.max(legs.length, 1);
+    const fused = legs.reduce((sum, leg, l) => sum + shares[l]! * leg[i]!, 0);
     const popularity = maxCalls > 0 ? Math.log1p(e.calls ?? 0) / Math.log1p(maxCalls) : 0;
     return fused + params.popularityWeight * popularity;
   });

@@ -229,7 +229,7 @@ export class DiscoveryService {
     const vectorSearch: VectorSearchOutcome | undefined = retrievals.find((r) => r.vectorSearch)?.vectorSearch;
     // A hybrid pool holds up to both legs' depth; a lexical one stands for as many tools.
     const rankings: Ranking[] = retrievals.map((r) =>
-      fuse(r.candidates, this.fusion, r.vectorSearch ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH) }),
+      fuse(r.candidates, this.fusion, r.vectorSearch ? searchMode : 'lexical', { lexicalPool: Math.min(stats.visible, 2 * CANDIDATE_DEPTH), steps: parts.length > 1 }),
     );
     const { ranked, lowConfidence } = mergeRankings(rankings);
     const top = ranked.slice(0, input.top_k);

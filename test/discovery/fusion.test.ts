@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS, LEXICAL_BACKGROUND, mergeRankings, MIN_COSINE_DEVIATION, type Ranked, standouts } from '../../src/discovery/fusion.js';
+import { CALIBRATION, type Evidence, fuse, fusedScores, FUSION_PARAMS, LEXICAL_BACKGROUND, mergeRankings, MIN_COSINE_DEVIATION, type Ranked, standouts, STEPS_LEXICAL_WEIGHT } from '../../src/discovery/fusion.js';
 
 const evidence = (toolId: number, lexical: number | null, cosine: number | null, exact = false): Evidence => ({ toolId, lexical, exact, cosine });
 
@@ -49,6 +49,20 @@ describe('fusedScores', () => {
     const lexical = standouts([10, 0, 5], LEXICAL_BACKGROUND);
     const vector = standouts([0.4, 0.8, 0.6], 0, MIN_COSINE_DEVIATION);
     fused.forEach((f, i) => expect(f).toBeCloseTo((lexical[i]! + vector[i]!) / 2, 9));
+  });
+
+  it('weighs the lexical leg at STEPS_LEXICAL_WEIGHT for a request naming steps, so a tool its words pick outranks one its blended vector leans to', () => {
+    // Tool 1: the words of one step name it; tool 2: the request's one vector lies nearest to it.
+    const items = [evidence(1, 10, 0.45), evidence(2, 6, 0.6), evidence(3, 3, 0.45), evidence(4, 0, 0.4), evidence(5, 1, 0.42)];
+    const lexical = standouts([10, 6, 3, 0, 1], LEXICAL_BACKGROUND);
+    const vector = standouts([0.45, 0.6, 0.45, 0.4, 0.42], 0, MIN_COSINE_DEVIATION);
+    const steps = fusedScores(items, FUSION_PARAMS, 'hybrid', { ...context, steps: true });
+    steps.forEach((f, i) => expect(f).toBeCloseTo(STEPS_LEXICAL_WEIGHT * lexical[i]! + (1 - STEPS_LEXICAL_WEIGHT) * vector[i]!, 9));
+    const order = (ranking: { ranked: Ranked[] }) => ranking.ranked.map((r) => r.toolId);
+    expect(order(fuse(items, FUSION_PARAMS, 'hybrid', context))[0]).toBe(2);
+    expect(order(fuse(items, FUSION_PARAMS, 'hybrid', { ...context, steps: true }))[0]).toBe(1);
+    // One leg alone is that leg, steps or not.
+    expect(fusedScores(items, FUSION_PARAMS, 'lexical', { lexicalPool: 5, steps: true })).toEqual(fusedScores(items, FUSION_PARAMS, 'lexical', { lexicalPool: 5 }));
   });
 
   it('is scale-free: multiplying a leg changes nothing', () => {
