@@ -19,12 +19,17 @@ interface IndexerOptions {
    * from there on): smaller catalogs never pay for maintaining it on every insert.
    */
   vectorIndexMinTools: number;
+  /**
+   * How long a tool whose texts the embedder refused (EmbeddingRefused) is left out of the passes
+   * while its content stays the same: the same texts would be refused again.
+   */
+  refusedRetryMs: number;
 }
 
 /** How long a read of the index backlog serves scrapes and readiness probes. */
 const BACKLOG_TTL_MS = 2_000;
 
-export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, 'indexBuild'> = { batchSize: 64, retryMs: 5_000, vectorIndexMinTools: 1000 };
+export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, 'indexBuild'> = { batchSize: 64, retryMs: 5_000, vectorIndexMinTools: 1000, refusedRetryMs: 3_600_000 };
 
 /**
  * Keeps tool vectors current. Registration only notifies; the indexer embeds stale tools in
@@ -156,7 +161,8 @@ export class EmbeddingIndexer {
     for (let after = 0; !this.stopped; ) {
       const inTurns = performance.now() - this.lastInTurns >= this.options.retryMs;
       if (inTurns) this.lastInTurns = performance.now();
-      const batch = inTurns ? await staleToolsInTurns(this.db, model, this.options.batchSize) : await staleTools(this.db, model, this.options.batchSize, after);
+      const { batchSize, refusedRetryMs } = this.options;
+      const batch = inTurns ? await staleToolsInTurns(this.db, model, batchSize, refusedRetryMs) : await staleTools(this.db, model, batchSize, after, refusedRetryMs);
       if (batch.length === 0) break;
       await this.embedBatch(batch);
       done += batch.length;
@@ -195,8 +201,11 @@ export class EmbeddingIndexer {
         return;
       }
       // Publishers see it as index_status "failed" until a retry succeeds.
-      await recordFailures(this.db, batch, model, (error as Error).message).catch(() => undefined);
-      // A refused tool alone fails only itself: the pass goes on.
+      await recordFailures(this.db, batch, model, (error as Error).message, refused).catch(() => undefined);
+      // A refused tool alone fails only itself: the pass goes on, and the passes after it leave the
+      // tool out for refusedRetryMs unless it changes. Tried on every pass, a pass that did any
+      // work being followed by another 5 s later, one tenant's refused tools kept the indexer and
+      // a remote embedder busy for every tenant, for good.
       if (refused) return;
       throw error;
     }

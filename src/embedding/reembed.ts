@@ -20,6 +20,8 @@ export async function reembed(database: Database, indexer: EmbeddingIndexer, opt
   const model = indexer.model;
   if (options.purgeOtherModels) await database.db.execute(sql`delete from tool_embeddings where model <> ${model}`);
   await markStale(database.db, model);
+  // Every tool is tried again, those the embedder refused lately too (the endpoint may be fixed).
+  await database.db.execute(sql`delete from embedding_failures where model = ${model}`);
   // Failures surface through indexer.status, checked below.
   await indexer.flush();
   if (indexer.status !== 'ok') throw new Error(`re-embedding failed: ${indexer.status}`);

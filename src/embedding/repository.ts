@@ -25,8 +25,13 @@ type StaleRow = { id: number | string; tenant_id: string; name: string; summary:
 const STALE_COLUMNS = sql`t.id, t.tenant_id, t.name, t.summary, t.description, t.aliases, t.examples, t.search_params, t.search_learned, ${STAMP} as stamp`;
 // The tool's card vector `e` for `model`, if any.
 const cardVector = (model: string) => sql`left join tool_embeddings e on e.tool_id = t.id and e.tenant_id = t.tenant_id and e.model = ${model} and e.ord = 0`;
-// An active tool whose vectors are missing or older than its content.
-const STALE = sql`t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})`;
+/**
+ * An active tool whose vectors for `model` are missing or older than its content, unless the
+ * embedder refused that content less than `refusedRetryMs` ago (see recordFailures).
+ */
+const stale = (model: string, refusedRetryMs: number) => sql`t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})
+  and not exists (select 1 from embedding_failures f where f.tool_id = t.id and f.tenant_id = t.tenant_id and f.model = ${model}
+                  and f.refused and f.stamp = ${STAMP} and f.failed_at > now() - ${refusedRetryMs} * interval '1 millisecond')`;
 
 const toStaleTool = (r: StaleRow): StaleTool => ({
   id: Number(r.id),
@@ -43,12 +48,15 @@ const toStaleTool = (r: StaleRow): StaleTool => ({
 
 /**
  * Active tools after id `after` whose vectors for `model` are missing or older than their content,
- * in id order. A sweep passes on the last id it got, so each batch starts where the previous one
- * stopped: from the start every time, each batch walked past every tool already embedded, and at
- * 100,000 tools finding a batch of 64 took 0.4 s.
+ * in id order, leaving out those whose content the embedder refused less than `refusedRetryMs`
+ * ago (0: none left out). A sweep passes on the last id it got, so each batch starts where the
+ * previous one stopped: from the start every time, each batch walked past every tool already
+ * embedded, and at 100,000 tools finding a batch of 64 took 0.4 s.
  */
-export async function staleTools(db: Db, model: string, limit: number, after = 0): Promise<StaleTool[]> {
-  const rows = await rowsOf<StaleRow>(db.execute(sql`select ${STALE_COLUMNS} from ${tools} t ${cardVector(model)} where ${STALE} and t.id > ${after} order by t.id limit ${limit}`));
+export async function staleTools(db: Db, model: string, limit: number, after = 0, refusedRetryMs = 0): Promise<StaleTool[]> {
+  const rows = await rowsOf<StaleRow>(
+    db.execute(sql`select ${STALE_COLUMNS} from ${tools} t ${cardVector(model)} where ${stale(model, refusedRetryMs)} and t.id > ${after} order by t.id limit ${limit}`),
+  );
   return rows.map(toStaleTool);
 }
 
@@ -59,14 +67,14 @@ export async function staleTools(db: Db, model: string, limit: number, after = 0
  * stale tool (122,300 tools, 72,000 of them stale: 0.4 s on native PostgreSQL), so the indexer
  * takes a batch this way only now and then (EmbeddingIndexer).
  */
-export async function staleToolsInTurns(db: Db, model: string, limit: number): Promise<StaleTool[]> {
+export async function staleToolsInTurns(db: Db, model: string, limit: number, refusedRetryMs = 0): Promise<StaleTool[]> {
   const rows = await rowsOf<StaleRow>(
     db.execute(sql`
     with picked as (
       select id, tenant_id, turn from (
         select t.id, t.tenant_id, row_number() over (partition by t.tenant_id order by t.id) as turn
         from ${tools} t ${cardVector(model)}
-        where ${STALE}
+        where ${stale(model, refusedRetryMs)}
       ) stale
       where turn <= ${limit} order by turn, id limit ${limit}
     )
@@ -159,16 +167,20 @@ export async function markStale(db: Db, model: string): Promise<void> {
   await db.execute(sql`update tool_embeddings set content_hash = '', text_hash = null where model = ${model}`);
 }
 
-/** Records that embedding these tools' current content with `model` failed (the last attempt wins). */
-export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'stamp'>[], model: string, error: string): Promise<void> {
+/**
+ * Records that embedding these tools' current content with `model` failed (the last attempt wins);
+ * `refused` when the embedder refused the texts themselves, which the stale-tool reads then leave
+ * out for a while (the same texts would be refused again).
+ */
+export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'stamp'>[], model: string, error: string, refused = false): Promise<void> {
   if (failed.length === 0) return;
   const message = error.slice(0, 500);
   await db.transaction(async (tx) => {
     for (const tool of failed) {
       await tx.execute(sql`
-        insert into embedding_failures (tenant_id, tool_id, model, stamp, error)
-        select t.tenant_id, t.id, ${model}, ${tool.stamp}, ${message} from ${tools} t where t.id = ${tool.id}
-        on conflict (tool_id, model, tenant_id) do update set stamp = excluded.stamp, error = excluded.error, failed_at = now()`);
+        insert into embedding_failures (tenant_id, tool_id, model, stamp, error, refused)
+        select t.tenant_id, t.id, ${model}, ${tool.stamp}, ${message}, ${refused} from ${tools} t where t.id = ${tool.id}
+        on conflict (tool_id, model, tenant_id) do update set stamp = excluded.stamp, error = excluded.error, refused = excluded.refused, failed_at = now()`);
     }
   });
 }

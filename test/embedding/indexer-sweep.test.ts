@@ -203,8 +203,64 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     const [failed] = await rowsOf<{ n: number }>(database.database.db.execute(sql`select count(*)::int as n from embedding_failures where model = 'refusing-model'`));
     expect(failed!.n).toBe(1);
     expect(batches.length).toBeGreaterThan(2);
-    // The next pass tries it again and still goes through.
+    const [refused] = await rowsOf<{ refused: boolean }>(database.database.db.execute(sql`select refused from embedding_failures where model = 'refusing-model'`));
+    expect(refused!.refused).toBe(true);
+    // The passes after it leave its unchanged content alone: the same texts would be refused again.
+    const sent = batches.length;
+    await publish(db, 'sweep-refused-b', 'refused_later', 1);
+    await indexer.flush();
     await indexer.flush();
     expect(indexer.status).toBe('ok');
+    expect(batches.length).toBe(sent + 1); // the new tool's batch alone
+    // New content is tried at once (and refused again here).
+    const changed = validator.validate(toolDocument({ name: 'poisoned_tool', version: '1.0.1', description: 'A poisoned description, edited.', aliases: [], examples: [] }));
+    if (!changed.ok) throw new Error('fixture invalid');
+    await tools.replace({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, 'poisoned_tool', changed.document, undefined);
+    await indexer.flush();
+    expect(batches.length).toBe(sent + 2);
+    // Once the refusal is older than refusedRetryMs, the tool is tried again.
+    const impatient = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      refusedRetryMs: 0,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    await impatient.flush();
+    expect(impatient.status).toBe('ok');
+    expect(batches.length).toBeGreaterThan(sent + 2);
+  });
+
+  it('keeps its periodic pass quiet once only refused tools are left', async () => {
+    const inner = new HashingEmbedder();
+    let poisonedCalls = 0;
+    const embedder: Embedder = {
+      model: 'refusing-periodic-model',
+      embed: async (texts) => {
+        if (texts.some((text) => text.includes('poisoned'))) {
+          poisonedCalls += 1;
+          throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
+        }
+        return inner.embed(texts);
+      },
+    };
+    const poisoned = validator.validate(toolDocument({ name: 'poisoned_periodic', description: 'Another poisoned description.', aliases: [], examples: [] }));
+    if (!poisoned.ok) throw new Error('fixture invalid');
+    await new ToolService(database.database.db).register({ tenant: 'sweep-refused-periodic', subject: null, scopes: [] }, poisoned.document);
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      retryMs: 20,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    indexer.start();
+    try {
+      await indexer.flush();
+      const afterFirstPass = poisonedCalls;
+      expect(afterFirstPass).toBeGreaterThan(0);
+      // Fifteen periods: each pass would send the refused tool again.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await indexer.flush();
+      expect(poisonedCalls).toBe(afterFirstPass);
+    } finally {
+      await indexer.stop();
+    }
   });
 }));

@@ -56,6 +56,13 @@ describe('reembed (PGlite in-process)', () => {
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
   });
 
+  it('tries again the tools the embedder refused lately, once it answers (the indexer leaves them alone for an hour)', async () => {
+    const [refused] = await rowsOf<{ n: number }>(database.database.db.execute(sql`select count(*)::int as n from embedding_failures where refused`));
+    expect(refused!.n).toBe(3);
+    const result = await reembed(database.database, indexerFor(new HashingEmbedder()), { purgeOtherModels: false });
+    expect(result).toMatchObject({ model: 'test-hashing-64', tools: 3 });
+  });
+
   it('fails loudly when the embedder does, keeping the previous vectors', async () => {
     await expect(reembed(database.database, indexerFor(new FlakyEmbedder()), { purgeOtherModels: false })).rejects.toThrow(/re-embedding failed/);
     expect(await vectors()).toEqual([{ model: 'test-hashing-64', n: 15 }]);
