@@ -3,7 +3,22 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/client.js';
 import { cardEmbeddingTexts } from './embedding-texts.js';
 import { type Embedder, EmbeddingRefused } from './provider.js';
-import { catalogSignature, type IndexCounts, indexCounts, recordFailures, saveEmbeddings, type StaleTool, staleTools, staleToolsInTurns, storedVectors, textHash, textKey } from './repository.js';
+import {
+  catalogSignature,
+  databaseNow,
+  type IndexCounts,
+  indexCounts,
+  recordFailures,
+  type RefusalHold,
+  refusalHoldEndsInMs,
+  saveEmbeddings,
+  type StaleTool,
+  staleTools,
+  staleToolsInTurns,
+  storedVectors,
+  textHash,
+  textKey,
+} from './repository.js';
 import { IndexThroughput } from './throughput.js';
 import { type BuildInProgress, ensureVectorIndex, type IndexBuild, largestCatalog } from './vector-index.js';
 
@@ -21,7 +36,8 @@ interface IndexerOptions {
   vectorIndexMinTools: number;
   /**
    * How long a tool whose texts the embedder refused (EmbeddingRefused) is left out of the passes
-   * while its content stays the same: the same texts would be refused again.
+   * while its content stays the same (the same texts would be refused again); refusals recorded
+   * before this indexer started do not count, so a restart tries every refused tool once.
    */
   refusedRetryMs: number;
 }
@@ -46,6 +62,10 @@ export class EmbeddingIndexer {
   private lastInTurns = Number.NEGATIVE_INFINITY;
   /** The catalog signature at the start of the last pass that found nothing stale (see loop). */
   private quietAt: string | undefined;
+  /** When (performance.now()) the first held-back refused tool comes due: a pass is due then, written to or not. */
+  private quietUntil = Number.POSITIVE_INFINITY;
+  /** The database's clock when the first pass began (see RefusalHold); read once. */
+  private heldSince: string | undefined;
   /** Aborted on stop: encoder work not yet started is dropped, so shutdown does not wait for it. */
   private readonly stopping = new AbortController();
   /** 'ok', or the last failure while embedding. */
@@ -124,7 +144,13 @@ export class EmbeddingIndexer {
         // Nothing written anywhere since a pass found nothing stale: nothing can be stale, and the
         // periodic sweep (every retryMs) costs one small read instead of a pass over every tool.
         const signature = await catalogSignature(this.db);
-        if (signature !== this.quietAt) this.quietAt = (await this.sweep()) === 0 ? signature : undefined;
+        if (signature !== this.quietAt || performance.now() >= this.quietUntil) {
+          const done = await this.sweep();
+          this.quietAt = done === 0 ? signature : undefined;
+          // A refused tool held back comes due with no write anywhere: wake for it then.
+          const dueInMs = done === 0 ? await refusalHoldEndsInMs(this.db, this.embedder.model, await this.refusalHold()) : undefined;
+          this.quietUntil = dueInMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + dueInMs;
+        }
         // Once discovery would use it, make sure this model's HNSW index exists (once per process).
         if (!this.indexed && !this.stopped && (await largestCatalog(this.db)) >= this.options.vectorIndexMinTools) {
           // The build can take minutes (100,000 tools: ~75 s): first sweep once more what changed
@@ -161,14 +187,21 @@ export class EmbeddingIndexer {
     for (let after = 0; !this.stopped; ) {
       const inTurns = performance.now() - this.lastInTurns >= this.options.retryMs;
       if (inTurns) this.lastInTurns = performance.now();
-      const { batchSize, refusedRetryMs } = this.options;
-      const batch = inTurns ? await staleToolsInTurns(this.db, model, batchSize, refusedRetryMs) : await staleTools(this.db, model, batchSize, after, refusedRetryMs);
+      const { batchSize } = this.options;
+      const hold = await this.refusalHold();
+      const batch = inTurns ? await staleToolsInTurns(this.db, model, batchSize, hold) : await staleTools(this.db, model, batchSize, after, hold);
       if (batch.length === 0) break;
       await this.embedBatch(batch);
       done += batch.length;
       if (!inTurns) after = batch.at(-1)!.id;
     }
     return done;
+  }
+
+  /** Which refusals hold their tools back from this indexer's passes. */
+  private async refusalHold(): Promise<RefusalHold> {
+    this.heldSince ??= await databaseNow(this.db);
+    return { ms: this.options.refusedRetryMs, since: this.heldSince };
   }
 
   /**

@@ -26,12 +26,24 @@ const STALE_COLUMNS = sql`t.id, t.tenant_id, t.name, t.summary, t.description, t
 // The tool's card vector `e` for `model`, if any.
 const cardVector = (model: string) => sql`left join tool_embeddings e on e.tool_id = t.id and e.tenant_id = t.tenant_id and e.model = ${model} and e.ord = 0`;
 /**
- * An active tool whose vectors for `model` are missing or older than its content, unless the
- * embedder refused that content less than `refusedRetryMs` ago (see recordFailures).
+ * Which refusals hold a tool back from the passes (see recordFailures): those of its current
+ * content recorded less than `ms` ago and not before `since` (a database timestamp: the indexer's
+ * start, so a restart, after an embedder's fix say, tries every refused tool once).
  */
-const stale = (model: string, refusedRetryMs: number) => sql`t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})
-  and not exists (select 1 from embedding_failures f where f.tool_id = t.id and f.tenant_id = t.tenant_id and f.model = ${model}
-                  and f.refused and f.stamp = ${STAMP} and f.failed_at > now() - ${refusedRetryMs} * interval '1 millisecond')`;
+export interface RefusalHold {
+  ms: number;
+  since: string;
+}
+
+// The refusals `hold` counts, of model `model`, as `f`.
+const heldRefusal = (model: string, hold: RefusalHold) =>
+  sql`f.model = ${model} and f.refused and f.failed_at > now() - ${hold.ms} * interval '1 millisecond' and f.failed_at >= ${hold.since}::timestamptz`;
+
+// An active tool whose vectors for `model` are missing or older than its content, and whose current
+// content no refusal under `hold` holds back.
+const stale = (model: string, hold: RefusalHold | undefined) => sql`t.status = 'active' and (e.tool_id is null or e.content_hash <> ${STAMP})${
+  hold ? sql` and not exists (select 1 from embedding_failures f where f.tool_id = t.id and f.tenant_id = t.tenant_id and f.stamp = ${STAMP} and ${heldRefusal(model, hold)})` : sql``
+}`;
 
 const toStaleTool = (r: StaleRow): StaleTool => ({
   id: Number(r.id),
@@ -48,14 +60,13 @@ const toStaleTool = (r: StaleRow): StaleTool => ({
 
 /**
  * Active tools after id `after` whose vectors for `model` are missing or older than their content,
- * in id order, leaving out those whose content the embedder refused less than `refusedRetryMs`
- * ago (0: none left out). A sweep passes on the last id it got, so each batch starts where the
- * previous one stopped: from the start every time, each batch walked past every tool already
- * embedded, and at 100,000 tools finding a batch of 64 took 0.4 s.
+ * in id order, leaving out those a refusal under `hold` holds back. A sweep passes on the last id
+ * it got, so each batch starts where the previous one stopped: from the start every time, each
+ * batch walked past every tool already embedded, and at 100,000 tools finding a batch of 64 took 0.4 s.
  */
-export async function staleTools(db: Db, model: string, limit: number, after = 0, refusedRetryMs = 0): Promise<StaleTool[]> {
+export async function staleTools(db: Db, model: string, limit: number, after = 0, hold?: RefusalHold): Promise<StaleTool[]> {
   const rows = await rowsOf<StaleRow>(
-    db.execute(sql`select ${STALE_COLUMNS} from ${tools} t ${cardVector(model)} where ${stale(model, refusedRetryMs)} and t.id > ${after} order by t.id limit ${limit}`),
+    db.execute(sql`select ${STALE_COLUMNS} from ${tools} t ${cardVector(model)} where ${stale(model, hold)} and t.id > ${after} order by t.id limit ${limit}`),
   );
   return rows.map(toStaleTool);
 }
@@ -67,14 +78,14 @@ export async function staleTools(db: Db, model: string, limit: number, after = 0
  * stale tool (122,300 tools, 72,000 of them stale: 0.4 s on native PostgreSQL), so the indexer
  * takes a batch this way only now and then (EmbeddingIndexer).
  */
-export async function staleToolsInTurns(db: Db, model: string, limit: number, refusedRetryMs = 0): Promise<StaleTool[]> {
+export async function staleToolsInTurns(db: Db, model: string, limit: number, hold?: RefusalHold): Promise<StaleTool[]> {
   const rows = await rowsOf<StaleRow>(
     db.execute(sql`
     with picked as (
       select id, tenant_id, turn from (
         select t.id, t.tenant_id, row_number() over (partition by t.tenant_id order by t.id) as turn
         from ${tools} t ${cardVector(model)}
-        where ${stale(model, refusedRetryMs)}
+        where ${stale(model, hold)}
       ) stale
       where turn <= ${limit} order by turn, id limit ${limit}
     )
@@ -183,6 +194,20 @@ export async function recordFailures(db: Db, failed: Pick<StaleTool, 'id' | 'sta
         on conflict (tool_id, model, tenant_id) do update set stamp = excluded.stamp, error = excluded.error, refused = excluded.refused, failed_at = now()`);
     }
   });
+}
+
+/** Milliseconds until the first refusal `hold` counts stops holding its tool back; undefined when none does. */
+export async function refusalHoldEndsInMs(db: Db, model: string, hold: RefusalHold): Promise<number | undefined> {
+  const [row] = await rowsOf<{ ms: number | string | null }>(
+    db.execute(sql`select extract(epoch from min(f.failed_at) + ${hold.ms} * interval '1 millisecond' - now()) * 1000 as ms from embedding_failures f where ${heldRefusal(model, hold)}`),
+  );
+  return row?.ms === null || row?.ms === undefined ? undefined : Math.max(0, Number(row.ms));
+}
+
+/** The database's clock, as a timestamp it reads back. */
+export async function databaseNow(db: Db): Promise<string> {
+  const [row] = await rowsOf<{ now: string }>(db.execute(sql`select now()::text as now`));
+  return row!.now;
 }
 
 /** The index status of one tool for `model` (one indexed lookup per table). */

@@ -218,15 +218,16 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     await tools.replace({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, 'poisoned_tool', changed.document, undefined);
     await indexer.flush();
     expect(batches.length).toBe(sent + 2);
-    // Once the refusal is older than refusedRetryMs, the tool is tried again.
-    const impatient = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+    // A restart (a new indexer) tries once what was refused before it started: the endpoint may be fixed.
+    const restarted = new EmbeddingIndexer(database.database.db, embedder, quiet, {
       ...DEFAULT_INDEXER_OPTIONS,
-      refusedRetryMs: 0,
       indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
     });
-    await impatient.flush();
-    expect(impatient.status).toBe('ok');
-    expect(batches.length).toBeGreaterThan(sent + 2);
+    await restarted.flush();
+    expect(restarted.status).toBe('ok');
+    expect(batches.length).toBe(sent + 3);
+    await restarted.flush();
+    expect(batches.length).toBe(sent + 3);
   });
 
   it('keeps its periodic pass quiet once only refused tools are left', async () => {
@@ -259,6 +260,40 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       await indexer.flush();
       expect(poisonedCalls).toBe(afterFirstPass);
+    } finally {
+      await indexer.stop();
+    }
+  });
+
+  it('tries a refused tool again once its hold is over, with nothing written meanwhile', async () => {
+    let poisonedCalls = 0;
+    const embedder: Embedder = {
+      model: 'refusing-expiry-model',
+      embed: async (texts) => {
+        if (texts.some((text) => text.includes('poisoned'))) {
+          poisonedCalls += 1;
+          throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
+        }
+        return new HashingEmbedder().embed(texts);
+      },
+    };
+    const poisoned = validator.validate(toolDocument({ name: 'poisoned_expiring', description: 'A poisoned description for a while.', aliases: [], examples: [] }));
+    if (!poisoned.ok) throw new Error('fixture invalid');
+    await new ToolService(database.database.db).register({ tenant: 'sweep-refused-expiring', subject: null, scopes: [] }, poisoned.document);
+    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
+      ...DEFAULT_INDEXER_OPTIONS,
+      retryMs: 20,
+      refusedRetryMs: 150,
+      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
+    });
+    indexer.start();
+    try {
+      await indexer.flush();
+      const afterFirstPass = poisonedCalls;
+      expect(afterFirstPass).toBeGreaterThan(0);
+      const deadline = Date.now() + 10_000;
+      while (poisonedCalls === afterFirstPass && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(poisonedCalls).toBeGreaterThan(afterFirstPass);
     } finally {
       await indexer.stop();
     }
