@@ -24,6 +24,33 @@ async function publish(db: DatabaseHandle, tenant: string, prefix: string, count
   }
 }
 
+/**
+ * Refuses any request holding a text with "poisoned", as an endpoint refuses a text over its
+ * model's length; embeds the others. Counts every request's texts, and the refusals.
+ */
+class RefusingEmbedder implements Embedder {
+  readonly requests: number[] = [];
+  refusals = 0;
+  private readonly inner = new HashingEmbedder();
+  constructor(readonly model: string) {}
+
+  async embed(texts: string[]): Promise<number[][]> {
+    this.requests.push(texts.length);
+    if (texts.some((text) => text.includes('poisoned'))) {
+      this.refusals += 1;
+      throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
+    }
+    return this.inner.embed(texts);
+  }
+}
+
+/** A tool whose texts a RefusingEmbedder refuses, published in `tenant`. */
+async function publishPoisoned(db: DatabaseHandle, tenant: string, name: string): Promise<void> {
+  const poisoned = validator.validate(toolDocument({ name, description: `A poisoned description: ${name}.`, aliases: [], examples: [] }));
+  if (!poisoned.ok) throw new Error('fixture invalid');
+  await new ToolService(db.database.db).register({ tenant, subject: null, scopes: [] }, poisoned.document);
+}
+
 /** The indexer's sweep: batches in id order, each after the last tool the previous one did, and now and then one in turns across tenants. */
 forEachDatabase((db) => describe('the indexer sweep', () => {
   let database: DatabaseHandle['current'];
@@ -175,21 +202,9 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     expect(await staleTools(database.database.db, embedder.model, 100)).toEqual([]);
   });
   it("embeds every other tool when the embedder refuses one tool's text, and fails only that tool", async () => {
-    const inner = new HashingEmbedder();
-    const batches: number[] = [];
-    // Refuses any request holding the poisoned text, as an endpoint refuses a text over its model's length.
-    const embedder: Embedder = {
-      model: 'refusing-model',
-      embed: async (texts) => {
-        batches.push(texts.length);
-        if (texts.some((text) => text.includes('poisoned'))) throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
-        return inner.embed(texts);
-      },
-    };
-    const tools = new ToolService(database.database.db);
-    const poisoned = validator.validate(toolDocument({ name: 'poisoned_tool', description: 'A poisoned description no endpoint takes.', aliases: [], examples: [] }));
-    if (!poisoned.ok) throw new Error('fixture invalid');
-    await tools.register({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, poisoned.document);
+    const embedder = new RefusingEmbedder('refusing-model');
+    const batches = embedder.requests;
+    await publishPoisoned(db, 'sweep-refused-a', 'poisoned_tool');
     await publish(db, 'sweep-refused-b', 'refused_b', 3);
     const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
       ...DEFAULT_INDEXER_OPTIONS,
@@ -215,7 +230,7 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     // New content is tried at once (and refused again here).
     const changed = validator.validate(toolDocument({ name: 'poisoned_tool', version: '1.0.1', description: 'A poisoned description, edited.', aliases: [], examples: [] }));
     if (!changed.ok) throw new Error('fixture invalid');
-    await tools.replace({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, 'poisoned_tool', changed.document, undefined);
+    await new ToolService(database.database.db).replace({ tenant: 'sweep-refused-a', subject: null, scopes: [] }, 'poisoned_tool', changed.document, undefined);
     await indexer.flush();
     expect(batches.length).toBe(sent + 2);
     // A restart (a new indexer) tries once what was refused before it started: the endpoint may be fixed.
@@ -230,70 +245,46 @@ forEachDatabase((db) => describe('the indexer sweep', () => {
     expect(batches.length).toBe(sent + 3);
   });
 
-  it('keeps its periodic pass quiet once only refused tools are left', async () => {
-    const inner = new HashingEmbedder();
-    let poisonedCalls = 0;
-    const embedder: Embedder = {
-      model: 'refusing-periodic-model',
-      embed: async (texts) => {
-        if (texts.some((text) => text.includes('poisoned'))) {
-          poisonedCalls += 1;
-          throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
-        }
-        return inner.embed(texts);
-      },
-    };
-    const poisoned = validator.validate(toolDocument({ name: 'poisoned_periodic', description: 'Another poisoned description.', aliases: [], examples: [] }));
-    if (!poisoned.ok) throw new Error('fixture invalid');
-    await new ToolService(database.database.db).register({ tenant: 'sweep-refused-periodic', subject: null, scopes: [] }, poisoned.document);
+  /** An indexer of `embedder` running its periodic pass every 20 ms. */
+  const running = (embedder: Embedder, refusedRetryMs = DEFAULT_INDEXER_OPTIONS.refusedRetryMs): EmbeddingIndexer => {
     const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
       ...DEFAULT_INDEXER_OPTIONS,
       retryMs: 20,
+      refusedRetryMs,
       indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
     });
     indexer.start();
+    return indexer;
+  };
+
+  it('keeps its periodic pass quiet once only refused tools are left', async () => {
+    const embedder = new RefusingEmbedder('refusing-periodic-model');
+    await publishPoisoned(db, 'sweep-refused-periodic', 'poisoned_periodic');
+    const indexer = running(embedder);
     try {
       await indexer.flush();
-      const afterFirstPass = poisonedCalls;
+      const afterFirstPass = embedder.refusals;
       expect(afterFirstPass).toBeGreaterThan(0);
       // Fifteen periods: each pass would send the refused tool again.
       await new Promise((resolve) => setTimeout(resolve, 300));
       await indexer.flush();
-      expect(poisonedCalls).toBe(afterFirstPass);
+      expect(embedder.refusals).toBe(afterFirstPass);
     } finally {
       await indexer.stop();
     }
   });
 
   it('tries a refused tool again once its hold is over, with nothing written meanwhile', async () => {
-    let poisonedCalls = 0;
-    const embedder: Embedder = {
-      model: 'refusing-expiry-model',
-      embed: async (texts) => {
-        if (texts.some((text) => text.includes('poisoned'))) {
-          poisonedCalls += 1;
-          throw new EmbeddingRefused('embedding endpoint refused the texts (413)');
-        }
-        return new HashingEmbedder().embed(texts);
-      },
-    };
-    const poisoned = validator.validate(toolDocument({ name: 'poisoned_expiring', description: 'A poisoned description for a while.', aliases: [], examples: [] }));
-    if (!poisoned.ok) throw new Error('fixture invalid');
-    await new ToolService(database.database.db).register({ tenant: 'sweep-refused-expiring', subject: null, scopes: [] }, poisoned.document);
-    const indexer = new EmbeddingIndexer(database.database.db, embedder, quiet, {
-      ...DEFAULT_INDEXER_OPTIONS,
-      retryMs: 20,
-      refusedRetryMs: 150,
-      indexBuild: { concurrently: false, withSession: database.database.withSession, maxMemoryMb: 64 },
-    });
-    indexer.start();
+    const embedder = new RefusingEmbedder('refusing-expiry-model');
+    await publishPoisoned(db, 'sweep-refused-expiring', 'poisoned_expiring');
+    const indexer = running(embedder, 150);
     try {
       await indexer.flush();
-      const afterFirstPass = poisonedCalls;
+      const afterFirstPass = embedder.refusals;
       expect(afterFirstPass).toBeGreaterThan(0);
       const deadline = Date.now() + 10_000;
-      while (poisonedCalls === afterFirstPass && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(poisonedCalls).toBeGreaterThan(afterFirstPass);
+      while (embedder.refusals === afterFirstPass && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(embedder.refusals).toBeGreaterThan(afterFirstPass);
     } finally {
       await indexer.stop();
     }
