@@ -215,23 +215,33 @@ export async function reviewLearned(executor: Executor, toolId: number, aliasId:
   return updated.length > 0;
 }
 
+// Aliases of `la` left without votes past the TTL; rejected ones are kept, so they are not taught again.
+const unsupportedPastTtl = (ttlDays: number) =>
+  sql`la.review <> 'rejected' and la.last_seen < now() - make_interval(days => ${ttlDays}) and not exists (select 1 from learned_alias_votes v where v.alias_id = la.id)`;
+
 /**
- * Deletes votes older than the TTL, then aliases left without votes (rejected ones are kept, so
- * they are not taught again); returns the tools whose learned text must be refreshed.
+ * Up to `limit` tools, in id order after `after`, with learned-alias votes older than the TTL or
+ * aliases left without votes past it: what expireLearnedOf has to do, tool by tool.
  */
-export async function expireLearned(executor: Executor, ttlDays: number): Promise<number[]> {
+export async function toolsToExpire(executor: Executor, ttlDays: number, after: number, limit: number): Promise<number[]> {
   const rows = await rowsOf<{ tool_id: string | number }>(
     executor.execute(sql`
-      with expired as (
-        delete from learned_alias_votes v where not (${live(ttlDays)}) returning v.alias_id
-      )
-      select distinct la.tool_id from learned_aliases la where la.id in (select alias_id from expired)`),
+      select tool_id from (
+        select la.tool_id from learned_alias_votes v join learned_aliases la on la.id = v.alias_id and la.tenant_id = v.tenant_id where not (${live(ttlDays)})
+        union
+        select la.tool_id from learned_aliases la where ${unsupportedPastTtl(ttlDays)}
+      ) due
+      where tool_id > ${after} order by tool_id limit ${limit}`),
   );
-  await executor.execute(sql`
-    delete from learned_aliases la
-    where la.review <> 'rejected' and not exists (select 1 from learned_alias_votes v where v.alias_id = la.id)
-      and la.last_seen < now() - make_interval(days => ${ttlDays})`);
   return rows.map((r) => Number(r.tool_id));
+}
+
+/** Deletes one tool's learned-alias votes older than the TTL, then its aliases left without votes past it. */
+export async function expireLearnedOf(executor: Executor, toolId: number, ttlDays: number): Promise<void> {
+  await executor.execute(sql`
+    delete from learned_alias_votes v using learned_aliases la
+    where la.id = v.alias_id and la.tenant_id = v.tenant_id and la.tool_id = ${toolId} and not (${live(ttlDays)})`);
+  await executor.execute(sql`delete from learned_aliases la where la.tool_id = ${toolId} and ${unsupportedPastTtl(ttlDays)}`);
 }
 
 /** Tools agents called although discovery had not offered them, with the queries that led there. */

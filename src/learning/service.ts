@@ -21,6 +21,9 @@ type LearningSettings = Config['learning'] & { defaultMode: 'hybrid' | 'lexical'
  * inside its transaction), publishers' view of what was learned, and the hourly ageing of
  * learned aliases.
  */
+/** Tools the expiry looks up at a time (each is then a transaction of its own). */
+const EXPIRY_BATCH = 100;
+
 export class LearningService implements CitedCallListener {
   constructor(
     private readonly db: Db,
@@ -42,15 +45,34 @@ export class LearningService implements CitedCallListener {
     return repo.teach(tx, { toolId: call.toolId, tenantId: call.tenantId, query: discovery.query, subject: call.subject, discoveryId: call.discoveryId }, this.limits);
   }
 
-  /** Deletes aliases past their TTL (the service runs it hourly) and refreshes the affected tools' indexed text. */
+  /**
+   * Deletes votes and aliases past their TTL (the service runs it hourly) and refreshes the
+   * affected tools' indexed text, one transaction per tool: as one transaction over every tenant,
+   * 16,000 expired votes of 500 tools held in-process PGlite's one backend for 1.7 s. A tool whose
+   * transaction fails is left for the next run; the others go on. Returns the tools it went through.
+   */
   async expire(): Promise<number> {
-    const toolIds = await this.db.transaction(async (tx) => {
-      const ids = await repo.expireLearned(tx, this.limits.ttlDays);
-      for (const id of ids) await repo.refreshLearnedText(tx, id, this.limits);
-      return ids;
-    });
-    if (toolIds.length > 0) this.onChanged();
-    return toolIds.length;
+    let done = 0;
+    let failure: unknown;
+    for (let after = 0; ; ) {
+      const toolIds = await repo.toolsToExpire(this.db, this.limits.ttlDays, after, EXPIRY_BATCH);
+      if (toolIds.length === 0) break;
+      for (const toolId of toolIds) {
+        try {
+          await this.db.transaction(async (tx) => {
+            await repo.expireLearnedOf(tx, toolId, this.limits.ttlDays);
+            await repo.refreshLearnedText(tx, toolId, this.limits);
+          });
+          done += 1;
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      after = toolIds.at(-1)!;
+    }
+    if (done > 0) this.onChanged();
+    if (failure !== undefined) throw failure;
+    return done;
   }
 
   private async publishersTool(principal: Principal, name: string) {
