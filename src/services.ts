@@ -124,7 +124,7 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
 
   const failed = (message: string) => (error: unknown) => log.warn({ err: error }, message);
   const jobs = [
-    new BackgroundJob(() => learning.expire(), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
+    new BackgroundJob((signal) => learning.expire(signal), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
     new BackgroundJob((signal) => new TokenCostBackfill(db, log).run(signal), { atStart: true }, failed('re-pricing stored tools failed; it is retried at the next start')),
   ];
   const termCounts = new TermCountRefresh(db, log);

@@ -220,18 +220,17 @@ const unsupportedPastTtl = (ttlDays: number) =>
   sql`la.review <> 'rejected' and la.last_seen < now() - make_interval(days => ${ttlDays}) and not exists (select 1 from learned_alias_votes v where v.alias_id = la.id)`;
 
 /**
- * Up to `limit` tools, in id order after `after`, with learned-alias votes older than the TTL or
- * aliases left without votes past it: what expireLearnedOf has to do, tool by tool.
+ * The tools, in id order, with learned-alias votes older than the TTL or aliases left without votes
+ * past it: what expireLearnedOf has to do, tool by tool. One read of both tables (neither has an
+ * index that leads with the time), so it is read once per expiry, not once per batch.
  */
-export async function toolsToExpire(executor: Executor, ttlDays: number, after: number, limit: number): Promise<number[]> {
+export async function toolsToExpire(executor: Executor, ttlDays: number): Promise<number[]> {
   const rows = await rowsOf<{ tool_id: string | number }>(
     executor.execute(sql`
-      select tool_id from (
-        select la.tool_id from learned_alias_votes v join learned_aliases la on la.id = v.alias_id and la.tenant_id = v.tenant_id where not (${live(ttlDays)})
-        union
-        select la.tool_id from learned_aliases la where ${unsupportedPastTtl(ttlDays)}
-      ) due
-      where tool_id > ${after} order by tool_id limit ${limit}`),
+      select la.tool_id from learned_alias_votes v join learned_aliases la on la.id = v.alias_id and la.tenant_id = v.tenant_id where not (${live(ttlDays)})
+      union
+      select la.tool_id from learned_aliases la where ${unsupportedPastTtl(ttlDays)}
+      order by 1`),
   );
   return rows.map((r) => Number(r.tool_id));
 }

@@ -17,7 +17,7 @@ const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 20
 /**
  * The hourly ageing of learned aliases (LearningService.expire): votes past the TTL go, aliases
  * left without votes go (rejected ones stay, so they are not taught again), and the tools' indexed
- * text and postings follow; tool by tool, across more tools than one lookup holds. Every leg.
+ * text and postings follow; tool by tool, each in a transaction of its own. Every leg.
  */
 forEachDatabase((db: DatabaseHandle) => describe('learned-alias expiry', () => {
   let database: DatabaseHandle['current'];
@@ -50,7 +50,11 @@ forEachDatabase((db: DatabaseHandle) => describe('learned-alias expiry', () => {
     await teach('expiry-b', ids.live, 'month end close');
     ids.stuck = await publish('expiry-d', 'stuck_tool');
     await teach('expiry-d', ids.stuck, 'stuck phrase');
-    // More tools than one lookup of the expiry holds (100).
+    // Aliases without any vote: one untaught for longer than the TTL goes, a recent one stays.
+    ids.orphan = await publish('expiry-e', 'orphan_tool');
+    await database.database.db.execute(sql`insert into learned_aliases (tool_id, tenant_id, query, misses, last_seen) values
+      (${ids.orphan}, 'expiry-e', 'long forgotten', 1, now() - interval '31 days'), (${ids.orphan}, 'expiry-e', 'recently seen', 1, now())`);
+    // Many tools at once.
     for (let i = 0; i < 120; i += 1) await teach('expiry-c', await publish('expiry-c', `tool_${i}`), `phrase number ${i}`);
     await database.database.db.execute(sql`update learned_alias_votes set at = now() - interval '31 days' where tenant_id in ('expiry-a', 'expiry-c', 'expiry-d')`);
     await database.database.db.execute(sql`update learned_aliases set last_seen = now() - interval '31 days' where tenant_id in ('expiry-a', 'expiry-c', 'expiry-d')`);
@@ -77,6 +81,7 @@ forEachDatabase((db: DatabaseHandle) => describe('learned-alias expiry', () => {
     expect(await count(sql`select count(*)::int as n from learned_alias_votes where tenant_id in ('expiry-a', 'expiry-c')`)).toBe(0);
     expect(await count(sql`select count(*)::int as n from learned_alias_votes where tenant_id = 'expiry-d'`)).toBe(2);
     expect(await count(sql`select count(*)::int as n from learned_aliases where tenant_id = 'expiry-c'`)).toBe(0);
+    expect((await rowsOf<{ query: string }>(database.database.db.execute(sql`select query from learned_aliases where tenant_id = 'expiry-e'`))).map((r) => r.query)).toEqual(['recently seen']);
     // Another tenant's live alias is untouched.
     expect(await learnedText(ids.live!)).toBe('month end close');
     expect(await count(sql`select count(*)::int as n from learned_alias_votes where tenant_id = 'expiry-b'`)).toBe(2);
