@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 
 import type { Executor } from '../db/client.js';
+import { keysetPage } from '../db/keyset-page.js';
 import { type AuditRow, listAudit } from './repository.js';
 import type { AuditListQuery } from './schemas.js';
 
@@ -18,8 +19,7 @@ export class AuditService {
    */
   async page(tenantId: string, query: AuditQuery): Promise<{ rows: AuditRow[]; nextBefore: number | null }> {
     const { rows, examinedTo } = await listAudit(this.reads, tenantId, { ...query, limit: query.limit + 1 });
-    const page = rows.slice(0, query.limit);
-    if (rows.length > query.limit) return { rows: page, nextBefore: page.at(-1)!.id };
-    return { rows: page, nextBefore: examinedTo ?? null };
+    const { rows: page, next } = keysetPage(rows, query.limit, (row) => row.id, examinedTo);
+    return { rows: page, nextBefore: next };
   }
 }

@@ -75,12 +75,12 @@ const SESSION_SETTINGS = 'SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_s
 type SessionClientConfig = pg.ClientConfig & { statementTimeoutMs?: number };
 
 /**
- * The session's statement bound as a SET to append to SESSION_SETTINGS ('' for none). A SET, not
- * pg's `statement_timeout` startup parameter: connection poolers such as PgBouncer refuse unknown
+ * The SET that gives a session the statement bound, or undefined for none. A SET, not pg's
+ * `statement_timeout` startup parameter: connection poolers such as PgBouncer refuse unknown
  * startup parameters, and would refuse every connection.
  */
-function statementBound(ms: number | undefined): string {
-  return ms ? `; SET statement_timeout = ${Math.trunc(ms)}` : '';
+function statementBound(ms: number | undefined): string | undefined {
+  return ms ? `SET statement_timeout = ${Math.trunc(ms)}` : undefined;
 }
 
 /**
@@ -97,7 +97,8 @@ class SessionClient extends pg.Client {
 
   constructor(config?: string | SessionClientConfig) {
     super(config);
-    this.settings = SESSION_SETTINGS + statementBound(typeof config === 'object' ? config.statementTimeoutMs : undefined);
+    const bound = statementBound(typeof config === 'object' ? config.statementTimeoutMs : undefined);
+    this.settings = bound ? `${SESSION_SETTINGS}; ${bound}` : SESSION_SETTINGS;
     this.on('error', () => undefined);
     traceClientStatements(this);
   }
@@ -326,7 +327,7 @@ export async function openPostgres(url: string, poolSize = 10, options: Pick<Poo
         await client.query('set statement_timeout = 0');
         const result = await fn(clientSession(client));
         // Back to the pool's bound; without one, to the role's or database's own (RESET), as a new connection has.
-        await client.query(options.statementTimeoutMs ? `set statement_timeout = ${Math.trunc(options.statementTimeoutMs)}` : 'reset statement_timeout');
+        await client.query(statementBound(options.statementTimeoutMs) ?? 'reset statement_timeout');
         client.release();
         return result;
       } catch (error) {

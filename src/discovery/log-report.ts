@@ -1,4 +1,5 @@
 import type { Executor } from '../db/client.js';
+import { keysetPage } from '../db/keyset-page.js';
 import { type DiscoveryLogRow, listDiscoveries } from './log-repository.js';
 import type { DiscoveryLogWriter } from './log-writer.js';
 
@@ -20,8 +21,7 @@ export class DiscoveryReport {
   async recent(tenantId: string, options: { limit: number; before?: Date; poorOnly: boolean }): Promise<{ rows: DiscoveryLogRow[]; nextBefore: Date | null }> {
     await this.log.flush();
     const { rows, examinedTo } = await listDiscoveries(this.reads, tenantId, { ...options, limit: options.limit + 1 });
-    const page = rows.slice(0, options.limit);
-    if (rows.length > options.limit) return { rows: page, nextBefore: page.at(-1)!.at };
-    return { rows: page, nextBefore: examinedTo ?? null };
+    const { rows: page, next } = keysetPage(rows, options.limit, (row) => row.at, examinedTo);
+    return { rows: page, nextBefore: next };
   }
 }

@@ -4,6 +4,7 @@ import { appendAudit } from '../audit/repository.js';
 import { isPublisher, type Principal } from '../auth/principal.js';
 import type { Db, Executor, Tx } from '../db/client.js';
 import { hasErrorCode } from '../db/connection-errors.js';
+import { keysetPage } from '../db/keyset-page.js';
 import type { ToolRow } from '../db/schema.js';
 import { AppError, invalidInput, toolNotFound } from '../errors.js';
 import { canSee, seenBy } from './access.js';
@@ -293,8 +294,8 @@ export class ToolService {
       seenBy(principal, options.includeRetired),
       { limit: options.limit + 1, after: options.cursor === undefined ? undefined : decodeCursor(options.cursor), category: options.category, tags: options.tags },
     );
-    const page = rows.slice(0, options.limit);
-    return { rows: page, nextCursor: rows.length > options.limit ? encodeCursor(page.at(-1)!.name) : null };
+    const { rows: page, next } = keysetPage(rows, options.limit, (row) => encodeCursor(row.name));
+    return { rows: page, nextCursor: next };
   }
 }
 
