@@ -24,7 +24,7 @@ import { TERM_COUNTS_INTERVAL_MS, TermCountRefresh } from './tools/lexical/term-
 import { ToolService } from './tools/service.js';
 import { TokenCostBackfill } from './tools/token-backfill.js';
 import { ToolValidator } from './tools/validation.js';
-import { CallService } from './upstreams/call.js';
+import { type CallOutcome, CallService } from './upstreams/call.js';
 import { UpstreamClients } from './upstreams/client.js';
 import { type HeaderSealer, resolveSealer } from './upstreams/secrets.js';
 import { UpstreamService } from './upstreams/service.js';
@@ -41,7 +41,7 @@ export interface ServiceDependencies {
   embedder?: Embedder;
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'debug'>;
   /** Each call forwarded to an upstream MCP server (metrics). */
-  onUpstreamCall?: (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
+  onUpstreamCall?: (outcome: CallOutcome, seconds: number) => void;
   /** Each discovery's per-stage timings (metrics). */
   onDiscoveryTimings?: DiscoveryOptions['onTimings'];
   /** Each authorize decision (metrics). */

@@ -1,9 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CancelledNotificationSchema, isJSONRPCNotification, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { sendError, toAppError } from '../http/error-handler.js';
+import { McpCancellations } from './cancellations.js';
 import { mcpChallenge } from './resource-metadata.js';
 import { createMcpServer, type McpServices } from './server.js';
 
@@ -34,9 +36,11 @@ function isParseError(error: FastifyError): boolean {
  * challenge pointing at the protected-resource metadata. A body that is not JSON is JSON-RPC's
  * -32700 and a batch is -32600 (MCP removed batches), so one request is one call and the rate
  * limit counts every call; HTTP-level failures (429, 413, 415) keep the contract's error body.
+ * A `notifications/cancelled` stops the caller's request it names if that runs on this replica.
  */
 export default async function mcpRoutes(app: FastifyInstance, services: McpServices & { oauth: Config['oauth'] }): Promise<void> {
   app.addHook('onRequest', app.authenticate);
+  const cancellations = new McpCancellations();
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (isParseError(error)) return reply.code(400).send(rpcError(JSON_RPC.parseError, `Parse error: ${error.message}`));
@@ -51,17 +55,31 @@ export default async function mcpRoutes(app: FastifyInstance, services: McpServi
     if (Array.isArray(request.body)) {
       return reply.code(400).send(rpcError(JSON_RPC.invalidRequest, 'JSON-RPC batches are not supported (the MCP specification removed them): send one message per request'));
     }
-    const server = createMcpServer(request.principal, services, request.log, () => app.spendDiscovery(request));
+    const message = request.body;
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const cancelled = CancelledNotificationSchema.safeParse(message);
+      if (cancelled.success && cancelled.data.params.requestId !== undefined) {
+        cancellations.cancel(request.principal, cancelled.data.params.requestId, cancelled.data.params.reason ?? 'cancelled by the client');
+      }
+    }
+    const running = isJSONRPCRequest(message) ? cancellations.start(request.principal, message.id) : undefined;
+    const server = createMcpServer(request.principal, services, request.log, { spendDiscovery: () => app.spendDiscovery(request), cancelled: running?.signal });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    const closed = new Promise<void>((resolve) =>
+      reply.raw.once('close', () => {
+        running?.end();
+        void transport.close();
+        void server.close();
+        resolve();
+      }),
+    );
     await server.connect(transport);
     carryHeaders(request, reply);
     reply.hijack();
     try {
-      await transport.handleRequest(request.raw, reply.raw, request.body);
+      // A client that leaves before its answer closes the transport, and in JSON-response mode the
+      // SDK's handleRequest then never settles: the connection's close ends this handler instead.
+      await Promise.race([transport.handleRequest(request.raw, reply.raw, request.body), closed]);
     } catch (error) {
       request.log.error({ err: error }, 'MCP request failed');
       if (!reply.raw.headersSent) {

@@ -11,7 +11,7 @@ import { mayUse } from '../tools/access.js';
 import { renderForModel, strictOptionProblem } from '../tools/formats.js';
 import type { ToolService } from '../tools/service.js';
 import { documentOf, toCard } from '../tools/views.js';
-import { CallDenied, type CallService } from '../upstreams/call.js';
+import { CallCancelled, CallDenied, type CallService } from '../upstreams/call.js';
 import { VERSION } from '../version.js';
 import { renderDescription, renderShortlist } from './render.js';
 import { CallToolInput, DescribeToolInput, DescribeToolOutput, FindToolsInput, FindToolsOutput } from './schemas.js';
@@ -39,13 +39,23 @@ async function guarded(log: FastifyBaseLogger, body: () => Promise<CallToolResul
   }
 }
 
+/** What one /mcp request brings besides its caller. */
+export interface McpRequestContext {
+  /** Charges a find_tools call to the caller's discovery budget. */
+  spendDiscovery?: () => Promise<void>;
+  /** Aborts when the client cancels this request with notifications/cancelled. */
+  cancelled?: AbortSignal;
+}
+
 /**
- * An MCP server for one authenticated caller: `find_tools` (discovery) and `describe_tool` (one
- * tool's full schema). Both follow the caller's usage scopes, like /v1/discover: a publisher token
- * does not widen what reaches a model, and retired tools are never described. `spendDiscovery`
- * charges each find_tools call to the caller's discovery budget (RATE_LIMIT_DISCOVER_PER_MINUTE).
+ * An MCP server for one authenticated caller: `find_tools` (discovery), `describe_tool` (one
+ * tool's full schema) and `call_tool` (a call through the registry). The first two follow the
+ * caller's usage scopes, like /v1/discover: a publisher token does not widen what reaches a model,
+ * and retired tools are never described. Each find_tools call is charged to the caller's discovery
+ * budget (RATE_LIMIT_DISCOVER_PER_MINUTE).
  */
-export function createMcpServer(principal: Principal, services: McpServices, log: FastifyBaseLogger, spendDiscovery: () => Promise<void> = async () => undefined): McpServer {
+export function createMcpServer(principal: Principal, services: McpServices, log: FastifyBaseLogger, request: McpRequestContext = {}): McpServer {
+  const { spendDiscovery = async () => undefined, cancelled } = request;
   const server = new McpServer(
     { name: 'tool-registry', version: VERSION },
     {
@@ -114,11 +124,14 @@ export function createMcpServer(principal: Principal, services: McpServices, log
       inputSchema: CallToolInput,
       annotations: { readOnlyHint: false, openWorldHint: true },
     },
-    ({ name, arguments: args }) =>
+    ({ name, arguments: args }, { signal }) =>
       guarded(log, async () => {
         try {
-          return await services.calls.call(principal, { tool: name, arguments: args ?? {} });
+          // `signal` aborts when the client's connection closes, `cancelled` when it cancels the request.
+          return await services.calls.call(principal, { tool: name, arguments: args ?? {} }, cancelled ? AbortSignal.any([signal, cancelled]) : signal);
         } catch (error) {
+          // The SDK sends nothing for a cancelled request; this result is never delivered.
+          if (error instanceof CallCancelled) return errorResult(error.message);
           if (!(error instanceof CallDenied)) throw error;
           const reasons = error.decision.reasons.map((r) => `- ${r.code}${r.pointer ? ` at ${r.pointer}` : ''}: ${r.message}`);
           return { ...errorResult([`call to '${name}' denied:`, ...reasons].join('\n')), structuredContent: error.decision };

@@ -9,6 +9,7 @@ import type { ShortlistQualityStats } from '../discovery/shortlist-quality.js';
 import type { EncoderCounters } from '../embedding/provider.js';
 import type { QueryEmbeddingStats } from '../embedding/query-cache.js';
 import type { CatalogSize } from '../tools/catalog-size.js';
+import type { CallOutcome } from '../upstreams/call.js';
 
 /** What pool gauges read: node-postgres pool counters (PGlite has no pool). */
 interface PoolCounters {
@@ -82,7 +83,7 @@ export class ServiceMetrics {
     });
     this.upstreamCalls = new Histogram({
       name: 'tool_registry_upstream_call_seconds',
-      help: 'Calls through the registry to upstream MCP servers (POST /v1/call, MCP call_tool) by outcome: ok, tool_error (the tool answered isError), failed (upstream unreachable, timed out or refused)',
+      help: 'Calls through the registry to upstream MCP servers (POST /v1/call, MCP call_tool) by outcome: ok, tool_error (the tool answered isError), failed (upstream unreachable, timed out or refused), cancelled (the caller went away first)',
       labelNames: ['outcome'],
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
@@ -90,7 +91,7 @@ export class ServiceMetrics {
   }
 
   /** Times one call forwarded to an upstream MCP server. */
-  recordUpstreamCall(outcome: 'ok' | 'tool_error' | 'failed', seconds: number): void {
+  recordUpstreamCall(outcome: CallOutcome, seconds: number): void {
     this.upstreamCalls.observe({ outcome }, seconds);
   }
 

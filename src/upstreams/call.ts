@@ -22,8 +22,16 @@ export class CallDenied extends Error {
   }
 }
 
+/** The caller went away before the upstream answered; the call was cancelled upstream and nothing is left to answer. */
+export class CallCancelled extends Error {
+  override readonly name = 'CallCancelled';
+}
+
+/** How a call that reached an upstream ended (audited as `call_result` and timed in the metrics). */
+export type CallOutcome = 'ok' | 'tool_error' | 'failed' | 'cancelled';
+
 /** Called once per call that reached an upstream (metrics). */
-type CallListener = (outcome: 'ok' | 'tool_error' | 'failed', seconds: number) => void;
+type CallListener = (outcome: CallOutcome, seconds: number) => void;
 
 /**
  * A tool call through the registry: /v1/authorize's decision (the same service, so the same
@@ -49,7 +57,12 @@ export class CallService {
     private readonly maxInFlight: number = Number.POSITIVE_INFINITY,
   ) {}
 
-  async call(principal: Principal, input: CallInput): Promise<CallToolResult> {
+  /**
+   * `signal` aborts when the caller goes away (its connection closed, or an MCP cancellation):
+   * the upstream is told to stop, and the call's place among the tenant's calls in flight is freed
+   * at once instead of when the upstream answers or times out.
+   */
+  async call(principal: Principal, input: CallInput, signal?: AbortSignal): Promise<CallToolResult> {
     const decision = await this.authorize.authorize(principal, input, 'call');
     if (decision.decision === 'deny') {
       if (decision.reasons.some((r) => r.code === 'unknown_tool')) throw toolNotFound(input.tool);
@@ -70,7 +83,7 @@ export class CallService {
     }
     this.inFlight.enter(principal.tenant);
     try {
-      const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments);
+      const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments, signal);
       const seconds = (performance.now() - started) / 1000;
       const outcome = result.isError === true ? 'tool_error' : 'ok';
       this.onCall(outcome, seconds);
@@ -79,8 +92,10 @@ export class CallService {
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const seconds = (performance.now() - started) / 1000;
-      this.onCall('failed', seconds);
-      await this.audit(principal, input, decision, { upstream, latency_ms: Math.round(seconds * 1000), outcome: 'failed', error: error.message });
+      const outcome = error.kind === 'cancelled' ? 'cancelled' : 'failed';
+      this.onCall(outcome, seconds);
+      await this.audit(principal, input, decision, { upstream, latency_ms: Math.round(seconds * 1000), outcome, error: error.message });
+      if (outcome === 'cancelled') throw new CallCancelled(error.message);
       const code = error.kind === 'unreachable' ? 'unavailable' : 'bad_gateway';
       throw new AppError(code, `upstream '${upstream}' failed: ${error.message}`);
     } finally {

@@ -30,11 +30,14 @@ interface UpstreamClientOptions {
   maxSessions?: number;
 }
 
-/** Why an upstream could not answer: `unreachable` (503) or anything else it did wrong (502). */
+/**
+ * Why an upstream could not answer: `unreachable` (503) or anything else it did wrong (502), or
+ * `cancelled`: the registry's own caller went away first, and the call was cancelled upstream.
+ */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
   constructor(
-    readonly kind: 'unreachable' | 'timeout' | 'redirect' | 'too_large' | 'protocol',
+    readonly kind: 'unreachable' | 'timeout' | 'redirect' | 'too_large' | 'protocol' | 'cancelled',
     message: string,
   ) {
     super(message);
@@ -251,12 +254,19 @@ export class UpstreamClients {
     }));
   }
 
-  /** One tools/call with the upstream's own tool name. A tool's own error (isError) is a result. */
-  async call(target: UpstreamTarget, tool: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  /**
+   * One tools/call with the upstream's own tool name. A tool's own error (isError) is a result.
+   * When `signal` aborts (the registry's caller went away), the SDK sends the upstream
+   * notifications/cancelled and the call fails as `cancelled`; its session is then closed like a
+   * failed one, which also ends the request's own stream (an upstream that honours the
+   * cancellation never answers it, and a stateless one only learns of it when that stream closes).
+   */
+  async call(target: UpstreamTarget, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     return this.withSession(target, async (client) => {
       try {
-        return (await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { timeout: this.options.callTimeoutMs })) as CallToolResult;
+        return (await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { timeout: this.options.callTimeoutMs, signal })) as CallToolResult;
       } catch (error) {
+        if (signal?.aborted) throw new UpstreamError('cancelled', 'the caller went away before the upstream answered');
         // A JSON-RPC error from the upstream (e.g. invalid params) leaves the session usable.
         if (error instanceof McpError && error.code !== Number(ErrorCode.RequestTimeout) && error.code !== Number(ErrorCode.ConnectionClosed)) {
           throw new UpstreamRefusal('protocol', redact(`the upstream refused the call: ${error.message}`, target.headers).slice(0, 300));

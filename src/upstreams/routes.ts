@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 
 import { PUBLISH_SCOPE } from '../auth/principal.js';
 import { AuthorizeResponse } from '../authorize/schemas.js';
 import { errorResponses } from '../http/schemas.js';
 import { rejectDuplicateKeys } from '../http/strict-json.js';
-import { CallDenied, type CallService } from './call.js';
+import { CallCancelled, CallDenied, type CallService } from './call.js';
 import { CallBody, CallResponse, UpstreamBody, UpstreamList, UpstreamParams, UpstreamSynced, UpstreamView } from './schemas.js';
 import type { UpstreamService } from './service.js';
 
@@ -74,11 +74,20 @@ export default async function upstreamRoutes(scope: FastifyInstance, options: { 
       },
     },
     async (request, reply) => {
+      const callerLeft = new AbortController();
+      const left = () => {
+        if (!reply.raw.writableFinished) callerLeft.abort();
+      };
+      reply.raw.once('close', left);
       try {
-        return { decision: 'allow' as const, result: await calls.call(request.principal, request.body) };
+        return { decision: 'allow' as const, result: await calls.call(request.principal, request.body, callerLeft.signal) };
       } catch (error) {
         if (error instanceof CallDenied) return reply.code(403).send(error.decision);
+        // Nobody is left to answer: 499 (client closed request, outside the contract) is what the access log shows.
+        if (error instanceof CallCancelled) return (reply as FastifyReply).code(499).send();
         throw error;
+      } finally {
+        reply.raw.off('close', left);
       }
     },
   );
