@@ -131,6 +131,10 @@ async function evict(executor: Executor, toolId: number, subject: string, limits
  * expiry, a change of the tool's sensitivity or side effects), then refresh the postings.
  */
 export async function updateLearnedText(executor: Executor, toolId: number, limits: LearningLimits): Promise<boolean> {
+  // The row lock first: a statement reads what was committed when it began, so an UPDATE that
+  // computed the text and then waited for another teacher's lock would write text without that
+  // teacher's alias. Locked first, the text is read after the wait.
+  await executor.execute(sql`select id from tools where id = ${toolId} for update`);
   const changed = await rowsOf(
     executor.execute(sql`
       update tools set search_learned = learned.text

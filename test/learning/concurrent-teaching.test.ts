@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+
+import { rowsOf } from '../../src/db/client.js';
+import * as repo from '../../src/learning/repository.js';
+import { ToolService } from '../../src/tools/service.js';
+import { ToolValidator } from '../../src/tools/validation.js';
+import { type DatabaseHandle, forEachDatabase } from '../helpers/databases.js';
+import { toolDocument } from '../helpers/fixtures.js';
+
+const LIMITS = { enabled: true, minSubjects: 2, maxPerTool: 20, ttlDays: 30, votesPerHour: 1000, defaultMode: 'hybrid' as const, auditLogDays: 0 };
+const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
+
+/**
+ * Two transactions that teach one tool at once must both end up in its indexed learned text. The
+ * second waits for the first's lock on the tool's row; its text must be computed after that wait,
+ * from what the first committed, not from what it saw before. On native PostgreSQL the second
+ * really waits (checked in pg_stat_activity); PGlite runs one transaction at a time.
+ */
+forEachDatabase((db: DatabaseHandle) => describe('teaching one tool concurrently', () => {
+  it("keeps both transactions' aliases in the learned text", async () => {
+    const { database } = db.current;
+    const tenant = `concurrent-${randomUUID()}`;
+    const document = validator.validate(toolDocument({ name: 'reconcile_ledger', description: 'Match ledger entries against bank lines.', aliases: [], examples: [], side_effects: false, sensitivity: 'low' }));
+    if (!document.ok) throw new Error('fixture invalid');
+    const toolId = (await new ToolService(database.db).register({ tenant, subject: null, scopes: [] }, document.document)).row.id;
+    const vote = (query: string, subject: string) => ({ toolId, tenantId: tenant, query, subject, discoveryId: randomUUID() });
+    // Each alias has one subject: a second one makes it rank (minSubjects 2) and changes the text.
+    for (const query of ['month end close', 'bank statement match']) await database.db.transaction((tx) => repo.teach(tx, vote(query, 'user-1'), LIMITS));
+
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let firstTaught!: () => void;
+    const taught = new Promise<void>((resolve) => (firstTaught = resolve));
+    const first = database.db.transaction(async (tx) => {
+      await repo.teach(tx, vote('month end close', 'user-2'), LIMITS);
+      firstTaught();
+      await gate;
+    });
+    await taught;
+    const second = database.db.transaction((tx) => repo.teach(tx, vote('bank statement match', 'user-2'), LIMITS));
+    if (db.leg === 'postgres') {
+      // The second transaction must be waiting for the first's row lock before the first commits.
+      const waiting = async () =>
+        (await rowsOf<{ n: number }>(database.db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)))[0]!.n;
+      for (let i = 0; i < 500 && (await waiting()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(1);
+    }
+    release();
+    await first;
+    await second;
+    const [row] = await rowsOf<{ text: string }>(database.db.execute(sql`select search_learned as text from tools where id = ${toolId}`));
+    expect(row!.text.split('\n').sort()).toEqual(['bank statement match', 'month end close']);
+  });
+}));
