@@ -1,19 +1,20 @@
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { createHash } from 'node:crypto';
 
-import type { Principal } from '../auth/principal.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * The /mcp requests running on this replica, by caller and JSON-RPC id. /mcp is stateless: a
  * client's `notifications/cancelled` arrives as a POST of its own, handled by a server of its own,
- * so the SDK cannot match it to the request it names; this registry does. Keys carry the caller's
- * tenant and subject, so a caller can only cancel its own requests.
+ * so the SDK cannot match it to the request it names; this registry does. The caller is its bearer
+ * token (clients number their requests from 0, so agents of one tenant, or of one subject, reuse
+ * ids), and a notification that matches more than one running request cancels none of them.
  */
 export class McpCancellations {
   private readonly running = new Map<string, Set<AbortController>>();
 
   /** Registers a request; `signal` aborts if the caller cancels it, `end` forgets it. */
-  start(principal: Principal, id: RequestId): { signal: AbortSignal; end: () => void } {
-    const key = keyOf(principal, id);
+  start(token: string, id: RequestId): { signal: AbortSignal; end: () => void } {
+    const key = keyOf(token, id);
     const controller = new AbortController();
     const same = this.running.get(key) ?? new Set();
     same.add(controller);
@@ -27,12 +28,14 @@ export class McpCancellations {
     };
   }
 
-  /** Aborts the caller's running requests with this id; false when none runs here. */
-  cancel(principal: Principal, id: RequestId, reason: string): boolean {
-    const same = this.running.get(keyOf(principal, id));
-    same?.forEach((controller) => controller.abort(new Error(reason)));
-    return same !== undefined;
+  /** Aborts the caller's one running request with this id; false when none (or several) runs here. */
+  cancel(token: string, id: RequestId, reason: string): boolean {
+    const same = this.running.get(keyOf(token, id));
+    if (same?.size !== 1) return false;
+    same.forEach((controller) => controller.abort(new Error(reason)));
+    return true;
   }
 }
 
-const keyOf = (principal: Principal, id: RequestId): string => JSON.stringify([principal.tenant, principal.subject, id]);
+/** The token is hashed: the map holds no credential. */
+const keyOf = (token: string, id: RequestId): string => `${createHash('sha256').update(token).digest('base64url')} ${JSON.stringify(id)}`;

@@ -36,7 +36,8 @@ function isParseError(error: FastifyError): boolean {
  * challenge pointing at the protected-resource metadata. A body that is not JSON is JSON-RPC's
  * -32700 and a batch is -32600 (MCP removed batches), so one request is one call and the rate
  * limit counts every call; HTTP-level failures (429, 413, 415) keep the contract's error body.
- * A `notifications/cancelled` stops the caller's request it names if that runs on this replica.
+ * A `notifications/cancelled` stops the request it names if that runs on this replica and came
+ * with the same bearer token.
  */
 export default async function mcpRoutes(app: FastifyInstance, services: McpServices & { oauth: Config['oauth'] }): Promise<void> {
   app.addHook('onRequest', app.authenticate);
@@ -55,37 +56,43 @@ export default async function mcpRoutes(app: FastifyInstance, services: McpServi
     if (Array.isArray(request.body)) {
       return reply.code(400).send(rpcError(JSON_RPC.invalidRequest, 'JSON-RPC batches are not supported (the MCP specification removed them): send one message per request'));
     }
+    // Gone already (while the hooks ran): there is nobody to answer, and no close event will come.
+    if (request.raw.socket.destroyed) return reply.hijack();
     const message = request.body;
+    const caller = request.headers.authorization ?? '';
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       const cancelled = CancelledNotificationSchema.safeParse(message);
       if (cancelled.success && cancelled.data.params.requestId !== undefined) {
-        cancellations.cancel(request.principal, cancelled.data.params.requestId, cancelled.data.params.reason ?? 'cancelled by the client');
+        cancellations.cancel(caller, cancelled.data.params.requestId, cancelled.data.params.reason ?? 'cancelled by the client');
       }
     }
-    const running = isJSONRPCRequest(message) ? cancellations.start(request.principal, message.id) : undefined;
+    const running = isJSONRPCRequest(message) ? cancellations.start(caller, message.id) : undefined;
     const server = createMcpServer(request.principal, services, request.log, { spendDiscovery: () => app.spendDiscovery(request), cancelled: running?.signal });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const closed = new Promise<void>((resolve) =>
       reply.raw.once('close', () => {
-        running?.end();
         void transport.close();
         void server.close();
         resolve();
       }),
     );
-    await server.connect(transport);
-    carryHeaders(request, reply);
-    reply.hijack();
     try {
-      // A client that leaves before its answer closes the transport, and in JSON-response mode the
-      // SDK's handleRequest then never settles: the connection's close ends this handler instead.
-      await Promise.race([transport.handleRequest(request.raw, reply.raw, request.body), closed]);
-    } catch (error) {
-      request.log.error({ err: error }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify(rpcError(JSON_RPC.internalError, 'Internal error')));
+      await server.connect(transport);
+      carryHeaders(request, reply);
+      reply.hijack();
+      try {
+        // A client that leaves before its answer closes the transport, and in JSON-response mode the
+        // SDK's handleRequest then never settles: the connection's close ends this handler instead.
+        await Promise.race([transport.handleRequest(request.raw, reply.raw, request.body), closed]);
+      } catch (error) {
+        request.log.error({ err: error }, 'MCP request failed');
+        if (!reply.raw.headersSent) {
+          reply.raw.writeHead(500, { 'content-type': 'application/json' });
+          reply.raw.end(JSON.stringify(rpcError(JSON_RPC.internalError, 'Internal error')));
+        }
       }
+    } finally {
+      running?.end();
     }
   });
 

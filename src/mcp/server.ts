@@ -43,7 +43,7 @@ async function guarded(log: FastifyBaseLogger, body: () => Promise<CallToolResul
 export interface McpRequestContext {
   /** Charges a find_tools call to the caller's discovery budget. */
   spendDiscovery?: () => Promise<void>;
-  /** Aborts when the client cancels this request with notifications/cancelled. */
+  /** Aborts when the client cancels this request with notifications/cancelled (McpCancellations). */
   cancelled?: AbortSignal;
 }
 
@@ -130,7 +130,8 @@ export function createMcpServer(principal: Principal, services: McpServices, log
           // `signal` aborts when the client's connection closes, `cancelled` when it cancels the request.
           return await services.calls.call(principal, { tool: name, arguments: args ?? {} }, cancelled ? AbortSignal.any([signal, cancelled]) : signal);
         } catch (error) {
-          // The SDK sends nothing for a cancelled request; this result is never delivered.
+          // Closed connection: the SDK sends nothing. Cancelled by notification: the result ends the
+          // HTTP exchange the client still holds open, and the client, whose request is settled, ignores it.
           if (error instanceof CallCancelled) return errorResult(error.message);
           if (!(error instanceof CallDenied)) throw error;
           const reasons = error.decision.reasons.map((r) => `- ${r.code}${r.pointer ? ` at ${r.pointer}` : ''}: ${r.message}`);

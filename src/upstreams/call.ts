@@ -7,7 +7,7 @@ import type { AuthorizeService, Decision } from '../authorize/service.js';
 import type { Db } from '../db/client.js';
 import { AppError, toolNotFound } from '../errors.js';
 import { InFlight } from '../in-flight.js';
-import { UpstreamError } from './client.js';
+import { UpstreamCancel, UpstreamError } from './client.js';
 import { findRoute } from './repository.js';
 import type { CallBody } from './schemas.js';
 import type { UpstreamService } from './service.js';
@@ -60,7 +60,8 @@ export class CallService {
   /**
    * `signal` aborts when the caller goes away (its connection closed, or an MCP cancellation):
    * the upstream is told to stop, and the call's place among the tenant's calls in flight is freed
-   * at once instead of when the upstream answers or times out.
+   * once its stream to the upstream is closed (at once when no other call shares its session),
+   * instead of when the upstream answers or times out.
    */
   async call(principal: Principal, input: CallInput, signal?: AbortSignal): Promise<CallToolResult> {
     const decision = await this.authorize.authorize(principal, input, 'call');
@@ -82,6 +83,8 @@ export class CallService {
       throw new AppError('rate_limited', `this tenant already has ${running} calls running upstream (UPSTREAM_MAX_CALLS_IN_FLIGHT); retry when one has ended`);
     }
     this.inFlight.enter(principal.tenant);
+    // A cancelled call keeps its place until its stream to the upstream is closed: the place bounds open streams.
+    let released: Promise<void> | undefined;
     try {
       const result = await this.upstreams.clients.call(this.upstreams.target(route.upstream), route.remoteName, decision.arguments ?? input.arguments, signal);
       const seconds = (performance.now() - started) / 1000;
@@ -91,6 +94,7 @@ export class CallService {
       return result;
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
+      if (error instanceof UpstreamCancel) released = error.streamClosed;
       const seconds = (performance.now() - started) / 1000;
       const outcome = error.kind === 'cancelled' ? 'cancelled' : 'failed';
       this.onCall(outcome, seconds);
@@ -99,7 +103,8 @@ export class CallService {
       const code = error.kind === 'unreachable' ? 'unavailable' : 'bad_gateway';
       throw new AppError(code, `upstream '${upstream}' failed: ${error.message}`);
     } finally {
-      this.inFlight.leave(principal.tenant);
+      if (released) void released.then(() => this.inFlight.leave(principal.tenant));
+      else this.inFlight.leave(principal.tenant);
     }
   }
 

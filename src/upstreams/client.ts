@@ -47,6 +47,17 @@ export class UpstreamError extends Error {
 /** The upstream answered with a JSON-RPC error: the session is fine, the call was refused. */
 class UpstreamRefusal extends UpstreamError {}
 
+/**
+ * The registry's caller went away and the call was cancelled upstream. `streamClosed` settles when
+ * the call's stream to the upstream is closed: with its session, once the session's other calls
+ * have ended (a stateless upstream only learns of the cancellation then).
+ */
+export class UpstreamCancel extends UpstreamError {
+  constructor(readonly streamClosed: Promise<void> = Promise.resolve()) {
+    super('cancelled', 'the caller went away before the upstream answered');
+  }
+}
+
 const MAX_SESSIONS = 256;
 const CLOSE_WAIT_MS = 2_000;
 /**
@@ -140,7 +151,7 @@ async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promis
   }
 }
 
-const closeSession = (session: Promise<Client>): void => void session.then((client) => client.close()).catch(() => undefined);
+const closeSession = (session: Promise<Client>): Promise<void> => session.then((client) => client.close()).catch(() => undefined);
 
 /** An error from the SDK or the network as an UpstreamError whose message holds no header value. */
 function upstreamFailure(error: unknown, target: UpstreamTarget): UpstreamError {
@@ -165,8 +176,8 @@ export class UpstreamClients {
   private readonly sessions: LRUCache<string, Promise<Client>>;
   /** Calls running on each session. */
   private readonly inUse = new InFlight<Promise<Client>>();
-  /** Sessions left (evicted, dropped, failed) that still carry calls: closed once the last one ends. */
-  private readonly closeWhenIdle = new Set<Promise<Client>>();
+  /** Sessions left (evicted, dropped, failed) that still carry calls: closed once the last one ends (`closed` settles then). */
+  private readonly closeWhenIdle = new Map<Promise<Client>, { closed: Promise<void>; close: () => void }>();
 
   constructor(
     private readonly options: UpstreamClientOptions,
@@ -182,8 +193,20 @@ export class UpstreamClients {
   }
 
   private retire(session: Promise<Client>): void {
-    if (this.inUse.count(session) > 0) this.closeWhenIdle.add(session);
-    else closeSession(session);
+    if (this.inUse.count(session) > 0) this.leaveWhenIdle(session);
+    else void closeSession(session);
+  }
+
+  /** Marks `session` to be closed after its last call; resolves once it is closed. */
+  private leaveWhenIdle(session: Promise<Client>): Promise<void> {
+    let entry = this.closeWhenIdle.get(session);
+    if (!entry) {
+      let close!: () => void;
+      const closed = new Promise<void>((resolve) => (close = () => void closeSession(session).then(resolve)));
+      entry = { closed, close };
+      this.closeWhenIdle.set(session, entry);
+    }
+    return entry.closed;
   }
 
   private open(target: UpstreamTarget): Promise<Client> {
@@ -228,7 +251,8 @@ export class UpstreamClients {
       } catch (error) {
         if (error instanceof UpstreamRefusal) throw error;
         this.forget(target.key, session);
-        this.closeWhenIdle.add(session);
+        const closed = this.leaveWhenIdle(session);
+        if (error instanceof UpstreamCancel) throw new UpstreamCancel(closed);
         // 404: the session expired upstream (restart, idle timeout); the request never ran.
         if (attempt === 0 && error instanceof StreamableHTTPError && error.code === 404) continue;
         throw upstreamFailure(error, target);
@@ -240,7 +264,9 @@ export class UpstreamClients {
 
   /** One call on `session` ended: a session already left is closed after its last call. */
   private done(session: Promise<Client>): void {
-    if (this.inUse.leave(session) === 0 && this.closeWhenIdle.delete(session)) closeSession(session);
+    if (this.inUse.leave(session) > 0) return;
+    this.closeWhenIdle.get(session)?.close();
+    this.closeWhenIdle.delete(session);
   }
 
   /** Every tool of the upstream, with the server's name. */
@@ -257,16 +283,18 @@ export class UpstreamClients {
   /**
    * One tools/call with the upstream's own tool name. A tool's own error (isError) is a result.
    * When `signal` aborts (the registry's caller went away), the SDK sends the upstream
-   * notifications/cancelled and the call fails as `cancelled`; its session is then closed like a
-   * failed one, which also ends the request's own stream (an upstream that honours the
+   * notifications/cancelled and the call fails as an UpstreamCancel; its session is then closed like
+   * a failed one, which also ends the request's own stream (an upstream that honours the
    * cancellation never answers it, and a stateless one only learns of it when that stream closes).
    */
   async call(target: UpstreamTarget, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    // Gone before anything was sent: the session is not at fault.
+    if (signal?.aborted) throw new UpstreamCancel();
     return this.withSession(target, async (client) => {
       try {
         return (await client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { timeout: this.options.callTimeoutMs, signal })) as CallToolResult;
       } catch (error) {
-        if (signal?.aborted) throw new UpstreamError('cancelled', 'the caller went away before the upstream answered');
+        if (signal?.aborted) throw new UpstreamCancel();
         // A JSON-RPC error from the upstream (e.g. invalid params) leaves the session usable.
         if (error instanceof McpError && error.code !== Number(ErrorCode.RequestTimeout) && error.code !== Number(ErrorCode.ConnectionClosed)) {
           throw new UpstreamRefusal('protocol', redact(`the upstream refused the call: ${error.message}`, target.headers).slice(0, 300));

@@ -79,12 +79,17 @@ export default async function upstreamRoutes(scope: FastifyInstance, options: { 
         if (!reply.raw.writableFinished) callerLeft.abort();
       };
       reply.raw.once('close', left);
+      // Gone already (while the hooks ran): the close event will not come again.
+      if (request.raw.socket.destroyed) callerLeft.abort();
       try {
         return { decision: 'allow' as const, result: await calls.call(request.principal, request.body, callerLeft.signal) };
       } catch (error) {
         if (error instanceof CallDenied) return reply.code(403).send(error.decision);
-        // Nobody is left to answer: 499 (client closed request, outside the contract) is what the access log shows.
-        if (error instanceof CallCancelled) return (reply as FastifyReply).code(499).send();
+        if (error instanceof CallCancelled) {
+          // Nobody is left to answer, and Fastify logs no completion for a closed connection.
+          request.log.info({ statusCode: 499, tool: request.body.tool }, 'the caller went away: call cancelled upstream');
+          return (reply as FastifyReply).code(499).send();
+        }
         throw error;
       } finally {
         reply.raw.off('close', left);

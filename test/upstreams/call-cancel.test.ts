@@ -13,10 +13,12 @@ import { PUBLISH, token, uniqueTenant } from '../helpers/tokens.js';
 
 /**
  * A call through the registry whose caller goes away is cancelled upstream, and its place among
- * the tenant's calls in flight (UPSTREAM_MAX_CALLS_IN_FLIGHT, here 1) is free at once, not when the
- * upstream answers. The upstream's tool never answers on its own; it records when its request is
- * aborted. Through POST /v1/call (the connection closed) and MCP call_tool (the connection closed,
- * or notifications/cancelled), against the app listening on a real port.
+ * the tenant's calls in flight (UPSTREAM_MAX_CALLS_IN_FLIGHT, here 2) is free once its stream to
+ * the upstream is closed, not when the upstream answers. The upstream's tool never answers on its
+ * own; it records when its request is aborted (a stateless server: it learns of a cancellation
+ * when the request's stream closes). Through POST /v1/call (the connection closed) and MCP
+ * call_tool (the connection closed, or notifications/cancelled), against the app listening on a
+ * real port.
  */
 forEachDatabase((db) => {
   describe('calls whose caller went away', () => {
@@ -40,7 +42,7 @@ forEachDatabase((db) => {
         });
       });
       stop = served.stop;
-      app = await buildTestApp({ database: db.database, env: { UPSTREAM_ALLOWED_URLS: new URL(served.url).origin, UPSTREAM_SYNC_INTERVAL_MS: '0', UPSTREAM_MAX_CALLS_IN_FLIGHT: '1' } });
+      app = await buildTestApp({ database: db.database, env: { UPSTREAM_ALLOWED_URLS: new URL(served.url).origin, UPSTREAM_SYNC_INTERVAL_MS: '0', UPSTREAM_MAX_CALLS_IN_FLIGHT: '2' } });
       await app.listen({ host: '127.0.0.1', port: 0 });
       base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
       publisher = await token({ tenant, scopes: [PUBLISH], sub: 'publisher' });
@@ -59,11 +61,18 @@ forEachDatabase((db) => {
       for (let i = 0; i < 500 && !probe(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(probe()).toBe(true);
     };
-    /** A quick call answers 200: the tenant's one place in flight is free. */
-    const placeIsFree = async () => {
-      const quick = await call(app, 'POST', '/v1/call', { token: agent, body: { tool: 'slow_hang', arguments: { text: 'quick' } } });
-      expect(quick.statusCode).toBe(200);
+    const quick = () => call(app, 'POST', '/v1/call', { token: agent, body: { tool: 'slow_hang', arguments: { text: 'quick' } } });
+    /** Two quick calls at once both answer 200: both of the tenant's places in flight are free. */
+    const placesAreFree = async () => {
+      expect((await Promise.all([quick(), quick()])).map((r) => r.statusCode)).toEqual([200, 200]);
     };
+    const restCall = (text: string, signal: AbortSignal) =>
+      fetch(`${base}/v1/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tool: 'slow_hang', arguments: { text } }),
+        signal,
+      });
     const outcomes = async () => {
       const audit = await call(app, 'GET', '/v1/audit?tool=slow_hang&action=call_result', { token: publisher });
       expect(audit.statusCode).toBe(200);
@@ -77,20 +86,29 @@ forEachDatabase((db) => {
 
     it('POST /v1/call: the connection closed cancels the upstream call and frees the place', async () => {
       const gone = new AbortController();
-      const pending = fetch(`${base}/v1/call`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ tool: 'slow_hang', arguments: { text: 'rest' } }),
-        signal: gone.signal,
-      });
+      const pending = restCall('rest', gone.signal);
       await until(() => started.includes('rest'));
-      // The one place is taken while the call runs.
-      expect((await call(app, 'POST', '/v1/call', { token: agent, body: { tool: 'slow_hang', arguments: { text: 'quick' } } })).statusCode).toBe(429);
       gone.abort();
       await expect(pending).rejects.toThrow();
       await until(() => aborted.includes('rest'));
-      await placeIsFree();
+      await placesAreFree();
       expect(await outcomes()).toContainEqual({ outcome: 'cancelled', error: 'the caller went away before the upstream answered', upstream: 'slow', latency_ms: expect.any(Number) });
+    });
+
+    it("keeps a cancelled call's place while its stream stays open with a session another call uses", async () => {
+      const [first, second] = [new AbortController(), new AbortController()];
+      const pending = [restCall('shared-1', first.signal), restCall('shared-2', second.signal)];
+      await until(() => started.includes('shared-1') && started.includes('shared-2'));
+      first.abort();
+      await expect(pending[0]).rejects.toThrow();
+      // The session carries the second call: the first's stream, and so its place, is still held.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(aborted).not.toContain('shared-1');
+      expect((await quick()).statusCode).toBe(429);
+      second.abort();
+      await expect(pending[1]).rejects.toThrow();
+      await until(() => aborted.includes('shared-1') && aborted.includes('shared-2'));
+      await placesAreFree();
     });
 
     it('MCP call_tool: notifications/cancelled from the client cancels the upstream call', async () => {
@@ -102,7 +120,7 @@ forEachDatabase((db) => {
       request.abort('the user stopped it');
       await expect(pending).rejects.toThrow();
       await until(() => aborted.includes('mcp-cancel'));
-      await placeIsFree();
+      await placesAreFree();
       await client.close();
     });
 
@@ -113,24 +131,30 @@ forEachDatabase((db) => {
       await client.close();
       await expect(pending).rejects.toThrow();
       await until(() => aborted.includes('mcp-close'));
-      await placeIsFree();
-      expect((await outcomes()).filter((d) => d.outcome === 'cancelled')).toHaveLength(3);
+      await placesAreFree();
+      expect((await outcomes()).filter((d) => d.outcome === 'cancelled')).toHaveLength(5);
     });
 
-    it("another caller's notifications/cancelled with the same request id cancels nothing", async () => {
+    it('notifications/cancelled cancels only a request sent with the same token', async () => {
       const client = await connect();
       const pending = client.callTool({ name: 'call_tool', arguments: { name: 'slow_hang', arguments: { text: 'not-yours' } } });
       await until(() => started.includes('not-yours'));
-      // The SDK numbers a client's requests from 0: initialize was 0, this call is 1.
-      const stranger = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await token({ tenant, scopes: [], sub: 'stranger' })}` } } });
-      await stranger.start();
-      await stranger.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'not mine' } });
-      await stranger.close();
+      const notify = async (bearer: string) => {
+        const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } });
+        await transport.start();
+        // The SDK numbers a client's requests from 0: initialize was 0, this call is 1.
+        await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'stop' } });
+        await transport.close();
+      };
+      // Another token of the same tenant and subject: nothing is cancelled.
+      await notify(await token({ tenant, scopes: [], sub: 'agent' }));
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(aborted).not.toContain('not-yours');
-      await client.close();
-      await expect(pending).rejects.toThrow();
+      // The call's own token and id: cancelled.
+      await notify(agent);
       await until(() => aborted.includes('not-yours'));
+      await expect(pending).resolves.toMatchObject({ isError: true });
+      await client.close();
     });
   });
 });
