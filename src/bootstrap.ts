@@ -18,10 +18,10 @@ export function openDatabase(config: Config): Promise<Database> {
 }
 
 /** Opens and migrates the database, logging what was applied. */
-export async function openMigratedDatabase(config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<Database> {
+export async function openMigratedDatabase(config: Config, log: Pick<FastifyBaseLogger, 'info' | 'warn'>): Promise<Database> {
   const database = await openDatabase(config);
   try {
-    const applied = await migrate(database);
+    const applied = await migrate(database, undefined, { log });
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   } catch (error) {
     await database.close();

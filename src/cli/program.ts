@@ -176,7 +176,10 @@ function createProgram(io: CliIo, state: State): Command {
     .description('apply pending database migrations and exit')
     .action(async () => {
       const [{ openMigratedDatabase }, { loadConfig }] = await Promise.all([import('../bootstrap.js'), import('../config.js')]);
-      const database = await openMigratedDatabase(loadConfig(io.env), { info: (obj: object) => io.stdout(`${JSON.stringify(obj)}\n`) });
+      const database = await openMigratedDatabase(loadConfig(io.env), {
+        info: (obj: object) => io.stdout(`${JSON.stringify(obj)}\n`),
+        warn: (obj: object, message?: string) => io.stderr(`${JSON.stringify({ ...obj, message })}\n`),
+      });
       await database.close();
       io.stdout('migrations up to date\n');
     });
@@ -208,7 +211,7 @@ function createProgram(io: CliIo, state: State): Command {
       const embedder = await createEmbedder(config);
       if (!embedder) throw new Error('EMBEDDING_PROVIDER is none: there is nothing to embed with');
       // An operator's maintenance command: its statements (purging another model's vectors) are not bounded like a request's.
-      const database = await openMigratedDatabase({ ...config, databaseStatementTimeoutMs: 0 }, { info: () => undefined });
+      const database = await openMigratedDatabase({ ...config, databaseStatementTimeoutMs: 0 }, { info: () => undefined, warn: (obj: object, message?: string) => io.stderr(`${JSON.stringify({ ...obj, message })}\n`) });
       try {
         const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined };
         const { indexer } = createServices(config, { database, embedder, log: silent });

@@ -1,9 +1,14 @@
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Database, openPostgres } from '../../src/db/client.js';
+import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { buildTestApp, call } from '../helpers/app.js';
 import { forEachDatabase } from '../helpers/databases.js';
 import { toolDocument } from '../helpers/fixtures.js';
@@ -67,6 +72,42 @@ forEachDatabase(
           expect(await single.db.execute(sql`select 1 as one`)).toMatchObject({ rows: [{ one: 1 }] });
         } finally {
           await single.close();
+        }
+      });
+
+      it('a migration waiting for a table lock gives up after its lock timeout, lets other statements through, and applies once the lock goes', async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'registry-migrations-'));
+        for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql'))) copyFileSync(join(MIGRATIONS_DIR, file), join(dir, file));
+        writeFileSync(join(dir, '9003_lock_probe.sql'), 'alter table tools add column lock_probe int;');
+        const holder = new pg.Client({ connectionString: db.current.url! });
+        await holder.connect();
+        const warnings: object[] = [];
+        try {
+          // A long reading transaction holds ACCESS SHARE on tools; the ALTER needs ACCESS EXCLUSIVE.
+          await holder.query('begin');
+          await holder.query('select count(*) from tools');
+          const migrating = migrate(bounded, dir, { lockTimeoutMs: 200, retryDelayMs: () => 100, log: { warn: (obj: object) => void warnings.push(obj) } });
+          for (let i = 0; i < 300 && warnings.length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+          // Without the lock timeout, every statement on tools would queue behind the waiting ALTER.
+          for (let i = 0; i < 5; i += 1) {
+            const read = bounded.db.execute(sql`select count(*)::int as n from tools`);
+            expect(await Promise.race([read.then(() => 'read'), new Promise((resolve) => setTimeout(() => resolve('stuck'), 3_000))])).toBe('read');
+          }
+          expect(warnings.length).toBeGreaterThan(1);
+          expect(warnings[0]).toMatchObject({ attempt: 1, lockTimeoutMs: 200 });
+          await holder.query('rollback');
+          expect(await migrating).toEqual(['9003_lock_probe']);
+          // Tries in all: refused with the reason once they run out.
+          await holder.query('begin');
+          await holder.query('select count(*) from tools');
+          writeFileSync(join(dir, '9004_lock_probe.sql'), 'alter table tools drop column lock_probe;');
+          await expect(migrate(bounded, dir, { lockTimeoutMs: 100, attempts: 2, retryDelayMs: () => 50 })).rejects.toThrow('migrations not applied: 2 tries each waited more than 100 ms for a table lock');
+          await holder.query('rollback');
+          expect(await migrate(bounded, dir)).toEqual(['9004_lock_probe']);
+        } finally {
+          await holder.end();
+          await bounded.db.execute(sql`delete from schema_migrations where id like '900%_lock_probe'`);
+          rmSync(dir, { recursive: true, force: true });
         }
       });
     });
