@@ -21,7 +21,7 @@ declare module 'fastify' {
 const BEARER = /^Bearer\s+([A-Za-z0-9\-_.~+/]+=*)\s*$/i;
 
 /** The bearer token of a request: only the Authorization header counts, never the query string. */
-function bearerToken(request: FastifyRequest): string {
+export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const match = header === undefined ? null : BEARER.exec(header);
   if (!match?.[1]) {

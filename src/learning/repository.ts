@@ -133,8 +133,10 @@ async function evict(executor: Executor, toolId: number, subject: string, limits
 export async function updateLearnedText(executor: Executor, toolId: number, limits: LearningLimits): Promise<boolean> {
   // The row lock first: a statement reads what was committed when it began, so an UPDATE that
   // computed the text and then waited for another teacher's lock would write text without that
-  // teacher's alias. Locked first, the text is read after the wait.
-  await executor.execute(sql`select id from tools where id = ${toolId} for update`);
+  // teacher's alias. Locked first, the text is read after the wait. NO KEY UPDATE is the lock the
+  // UPDATE takes anyway: FOR UPDATE would also conflict with the KEY SHARE locks that inserts
+  // referencing the tool take (usage, aliases, postings, vectors), and deadlock with them.
+  await executor.execute(sql`select id from tools where id = ${toolId} for no key update`);
   const changed = await rowsOf(
     executor.execute(sql`
       update tools set search_learned = learned.text

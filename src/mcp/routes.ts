@@ -2,6 +2,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CancelledNotificationSchema, isJSONRPCNotification, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
+import { bearerToken } from '../auth/plugin.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { sendError, toAppError } from '../http/error-handler.js';
@@ -56,16 +57,17 @@ export default async function mcpRoutes(app: FastifyInstance, services: McpServi
     if (Array.isArray(request.body)) {
       return reply.code(400).send(rpcError(JSON_RPC.invalidRequest, 'JSON-RPC batches are not supported (the MCP specification removed them): send one message per request'));
     }
-    // Gone already (while the hooks ran): there is nobody to answer, and no close event will come.
-    if (request.raw.socket.destroyed) return reply.hijack();
     const message = request.body;
-    const caller = request.headers.authorization ?? '';
+    // The caller is its token (authenticated by now), however the header spells it.
+    const caller = bearerToken(request);
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       const cancelled = CancelledNotificationSchema.safeParse(message);
       if (cancelled.success && cancelled.data.params.requestId !== undefined) {
         cancellations.cancel(caller, cancelled.data.params.requestId, cancelled.data.params.reason ?? 'cancelled by the client');
       }
     }
+    // Gone already (while the hooks ran): there is nobody to answer, and no close event will come.
+    if (request.raw.socket.destroyed) return reply.hijack();
     const running = isJSONRPCRequest(message) ? cancellations.start(caller, message.id) : undefined;
     const server = createMcpServer(request.principal, services, request.log, { spendDiscovery: () => app.spendDiscovery(request), cancelled: running?.signal });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

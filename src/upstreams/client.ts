@@ -151,6 +151,19 @@ async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promis
   }
 }
 
+/** `work`, or a timeout UpstreamError once `ms` have passed without it settling. */
+async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamError('timeout', 'the upstream did not answer in time')), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const closeSession = (session: Promise<Client>): Promise<void> => session.then((client) => client.close()).catch(() => undefined);
 
 /** An error from the SDK or the network as an UpstreamError whose message holds no header value. */
@@ -229,7 +242,9 @@ export class UpstreamClients {
       reconnectionOptions: { maxReconnectionDelay: 30_000, initialReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
     });
     try {
-      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+      // The SDK's timeout bounds `initialize`, not the `notifications/initialized` POST after it: an
+      // upstream that never answered that would leave the session, and every call waiting on it, pending.
+      await within(this.options.connectTimeoutMs, client.connect(transport, { timeout: this.options.connectTimeoutMs }));
     } catch (error) {
       await client.close().catch(() => undefined);
       throw error;

@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 
@@ -43,6 +46,32 @@ describe('upstream sessions', () => {
     } finally {
       release();
       await clients.close();
+    }
+  });
+
+  it('gives up on an upstream that answers initialize but never the initialized notification, within the connect timeout', async () => {
+    // The SDK's own timeout covers the initialize request only; the session must not stay pending for good.
+    const silent = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const message = JSON.parse(body) as { id?: number; method: string };
+        if (message.method !== 'initialize') return; // never answered
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'silent', version: '1.0.0' } } }));
+      });
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const clients = new UpstreamClients({ connectTimeoutMs: 300, callTimeoutMs: 10_000, maxResponseBytes: 1 << 20 });
+    const started = performance.now();
+    try {
+      const stuck: UpstreamTarget = { key: 'tenant-c/silent', tenant: 'tenant-c', name: 'silent', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, headers: {} };
+      await expect(clients.call(stuck, 'fast', { text: 'c' })).rejects.toMatchObject({ kind: 'timeout' });
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      await clients.close();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 });
