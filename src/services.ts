@@ -125,7 +125,9 @@ export function createServices(config: Config, deps: ServiceDependencies): Servi
   const failed = (message: string) => (error: unknown) => log.warn({ err: error }, message);
   const jobs = [
     new BackgroundJob((signal) => learning.expire(signal), { atStart: false, everyMs: HOUR }, failed('ageing learned aliases failed')),
-    new BackgroundJob((signal) => new TokenCostBackfill(db, log).run(signal), { atStart: true }, failed('re-pricing stored tools failed; it is retried at the next start')),
+    // Hourly too: a pass that failed at start (a statement cancelled on a busy database) is retried,
+    // and one that finds nothing stale is a single read.
+    new BackgroundJob((signal) => new TokenCostBackfill(db, log).run(signal), { atStart: true, everyMs: HOUR }, failed('re-pricing stored tools failed; retrying in an hour')),
   ];
   const termCounts = new TermCountRefresh(db, log);
   jobs.push(new BackgroundJob((signal) => termCounts.runOnce(signal), { atStart: true, everyMs: TERM_COUNTS_INTERVAL_MS }, failed('storing term counts failed; retrying later')));
