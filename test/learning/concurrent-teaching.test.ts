@@ -34,17 +34,20 @@ forEachDatabase((db: DatabaseHandle) => describe('teaching one tool concurrently
     const gate = new Promise<void>((resolve) => (release = resolve));
     let firstTaught!: () => void;
     const taught = new Promise<void>((resolve) => (firstTaught = resolve));
+    let firstPid = 0;
     const first = database.db.transaction(async (tx) => {
       await repo.teach(tx, vote('month end close', 'user-2'), LIMITS);
+      firstPid = (await rowsOf<{ pid: number }>(tx.execute(sql`select pg_backend_pid() as pid`)))[0]!.pid;
       firstTaught();
       await gate;
     });
     await taught;
     const second = database.db.transaction((tx) => repo.teach(tx, vote('bank statement match', 'user-2'), LIMITS));
     if (db.leg === 'postgres') {
-      // The second transaction must be waiting for the first's row lock before the first commits.
+      // The second transaction must be waiting for the first's row lock before the first commits
+      // (other test files share this server: only sessions the first one blocks count).
       const waiting = async () =>
-        (await rowsOf<{ n: number }>(database.db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)))[0]!.n;
+        (await rowsOf<{ n: number }>(database.db.execute(sql`select count(*)::int as n from pg_stat_activity where ${firstPid}::int = any(pg_blocking_pids(pid))`)))[0]!.n;
       for (let i = 0; i < 500 && (await waiting()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await waiting()).toBe(1);
     }
