@@ -58,3 +58,43 @@ forEachDatabase((db: DatabaseHandle) => describe('teaching one tool concurrently
     expect(row!.text.split('\n').sort()).toEqual(['bank statement match', 'month end close']);
   });
 }));
+
+/**
+ * Two transactions that each add an alias (a row referencing the tool: a KEY SHARE lock on it)
+ * and then refresh the tool's learned text must not deadlock. The refresh's row lock must be
+ * NO KEY UPDATE: FOR UPDATE waits for the other's KEY SHARE while the other's waits for this one's.
+ * Native PostgreSQL only: PGlite runs one transaction at a time.
+ */
+forEachDatabase(
+  (db: DatabaseHandle) =>
+    describe('refreshing learned text beside other inserts', () => {
+      it('does not deadlock', async () => {
+        const { database } = db.current;
+        const tenant = `deadlock-${randomUUID()}`;
+        const document = validator.validate(toolDocument({ name: 'reconcile_ledger', description: 'Match ledger entries against bank lines.', aliases: [], examples: [], side_effects: false, sensitivity: 'low' }));
+        if (!document.ok) throw new Error('fixture invalid');
+        const toolId = (await new ToolService(database.db).register({ tenant, subject: null, scopes: [] }, document.document)).row.id;
+        const gates = [0, 1].map(() => {
+          let open!: () => void;
+          let inserted!: () => void;
+          return { opened: new Promise<void>((resolve) => (open = resolve)), open: () => open(), done: new Promise<void>((resolve) => (inserted = resolve)), inserted: () => inserted() };
+        });
+        const teacher = (i: number) =>
+          database.db.transaction(async (tx) => {
+            await tx.execute(sql`insert into learned_aliases (tool_id, tenant_id, query, misses, last_seen) values (${toolId}, ${tenant}, ${`phrase ${i}`}, 1, now())`);
+            gates[i]!.inserted();
+            await gates[i]!.opened;
+            await repo.refreshLearnedText(tx, toolId, LIMITS);
+          });
+        const first = teacher(0);
+        await gates[0]!.done;
+        const second = teacher(1);
+        await gates[1]!.done;
+        // Both hold a KEY SHARE lock on the tool's row now; both refresh.
+        gates[0]!.open();
+        gates[1]!.open();
+        await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
+      });
+    }),
+  ['postgres'],
+);
