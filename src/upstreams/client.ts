@@ -137,28 +137,18 @@ export function guardedFetch(maxBytes: number): FetchLike {
 /**
  * Runs `work` with a signal aborted (as a TimeoutError) after `ms`, and never after `work` ended:
  * the SDK leaves a listener on the signal of every request it sent, which AbortSignal.timeout
- * would fire later, cancelling requests long answered.
+ * would fire later, cancelling requests long answered. The deadline also ends the wait for work
+ * that does not heed its signal everywhere (the SDK's connect sends `notifications/initialized`
+ * without it).
  */
 async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const deadline = new AbortController();
   // One listener per page of a listing.
   setMaxListeners(MAX_TOOL_PAGES + 1, deadline.signal);
+  const expired = new Promise<never>((_, reject) => deadline.signal.addEventListener('abort', () => reject(deadline.signal.reason as Error), { once: true }));
   const timer = setTimeout(() => deadline.abort(new DOMException('the upstream did not answer in time', 'TimeoutError')), ms);
   try {
-    return await work(deadline.signal);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `work`, or a timeout UpstreamError once `ms` have passed without it settling. */
-async function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UpstreamError('timeout', 'the upstream did not answer in time')), ms);
-  });
-  try {
-    return await Promise.race([work, expired]);
+    return await Promise.race([work(deadline.signal), expired]);
   } finally {
     clearTimeout(timer);
   }
@@ -244,7 +234,7 @@ export class UpstreamClients {
     try {
       // The SDK's timeout bounds `initialize`, not the `notifications/initialized` POST after it: an
       // upstream that never answered that would leave the session, and every call waiting on it, pending.
-      await within(this.options.connectTimeoutMs, client.connect(transport, { timeout: this.options.connectTimeoutMs }));
+      await withDeadline(this.options.connectTimeoutMs, (signal) => client.connect(transport, { timeout: this.options.connectTimeoutMs, signal }));
     } catch (error) {
       await client.close().catch(() => undefined);
       throw error;

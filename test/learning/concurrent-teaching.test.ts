@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 
-import { rowsOf } from '../../src/db/client.js';
+import { type Database, rowsOf } from '../../src/db/client.js';
 import * as repo from '../../src/learning/repository.js';
 import { ToolService } from '../../src/tools/service.js';
 import { ToolValidator } from '../../src/tools/validation.js';
@@ -12,6 +12,13 @@ import { toolDocument } from '../helpers/fixtures.js';
 
 const LIMITS = { enabled: true, minSubjects: 2, maxPerTool: 20, ttlDays: 30, votesPerHour: 1000, defaultMode: 'hybrid' as const, auditLogDays: 0 };
 const validator = new ToolValidator({ descriptionLength: 1024, summaryLength: 200, schemaDepth: 32 });
+
+/** Publishes one tool in `tenant`; returns its id. */
+async function publishLedgerTool(database: Database, tenant: string): Promise<number> {
+  const document = validator.validate(toolDocument({ name: 'reconcile_ledger', description: 'Match ledger entries against bank lines.', aliases: [], examples: [], side_effects: false, sensitivity: 'low' }));
+  if (!document.ok) throw new Error('fixture invalid');
+  return (await new ToolService(database.db).register({ tenant, subject: null, scopes: [] }, document.document)).row.id;
+}
 
 /**
  * Two transactions that teach one tool at once must both end up in its indexed learned text. The
@@ -23,9 +30,7 @@ forEachDatabase((db: DatabaseHandle) => describe('teaching one tool concurrently
   it("keeps both transactions' aliases in the learned text", async () => {
     const { database } = db.current;
     const tenant = `concurrent-${randomUUID()}`;
-    const document = validator.validate(toolDocument({ name: 'reconcile_ledger', description: 'Match ledger entries against bank lines.', aliases: [], examples: [], side_effects: false, sensitivity: 'low' }));
-    if (!document.ok) throw new Error('fixture invalid');
-    const toolId = (await new ToolService(database.db).register({ tenant, subject: null, scopes: [] }, document.document)).row.id;
+    const toolId = await publishLedgerTool(database, tenant);
     const vote = (query: string, subject: string) => ({ toolId, tenantId: tenant, query, subject, discoveryId: randomUUID() });
     // Each alias has one subject: a second one makes it rank (minSubjects 2) and changes the text.
     for (const query of ['month end close', 'bank statement match']) await database.db.transaction((tx) => repo.teach(tx, vote(query, 'user-1'), LIMITS));
@@ -71,9 +76,7 @@ forEachDatabase(
       it('does not deadlock', async () => {
         const { database } = db.current;
         const tenant = `deadlock-${randomUUID()}`;
-        const document = validator.validate(toolDocument({ name: 'reconcile_ledger', description: 'Match ledger entries against bank lines.', aliases: [], examples: [], side_effects: false, sensitivity: 'low' }));
-        if (!document.ok) throw new Error('fixture invalid');
-        const toolId = (await new ToolService(database.db).register({ tenant, subject: null, scopes: [] }, document.document)).row.id;
+        const toolId = await publishLedgerTool(database, tenant);
         const gates = [0, 1].map(() => {
           let open!: () => void;
           let inserted!: () => void;
